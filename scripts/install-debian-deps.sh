@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the test suite needs, only those missing.
+# Servers are never started here: tests start throwaway ones on 127.0.0.1.
+set -euo pipefail
+
+packages=(postgresql postgresql-contrib)
+
+missing=()
+for pkg in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
+        || missing+=("$pkg")
+done
+# The machine may ship PostgreSQL binaries outside Debian's package (e.g. /usr/local).
+if [[ " ${missing[*]} " == *" postgresql "* ]] && command -v initdb >/dev/null \
+        && command -v pg_ctl >/dev/null; then
+    missing=("${missing[@]/postgresql}")
+fi
+read -r -a missing <<< "${missing[*]}"
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "debian packages: all present"
+    exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+fi
+echo "debian packages: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# policy-rc.d 101: do not start the packaged services; tests start their own servers.
+policy=/usr/sbin/policy-rc.d
+created_policy=0
+if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+    $sudo chmod +x "$policy"
+    created_policy=1
+fi
+trap '[ $created_policy -eq 1 ] && $sudo rm -f "$policy"' EXIT
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "debian packages: done"

@@ -1,0 +1,5 @@
+"""Allow `python -m dbstand`."""
+
+from dbstand.cli.app import main
+
+main()

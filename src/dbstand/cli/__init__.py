@@ -1,0 +1,1 @@
+"""The command line: a thin layer over engine, workloads, results and report."""

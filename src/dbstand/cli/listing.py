@@ -1,0 +1,60 @@
+"""`dbstand list`: what dbstand can run, and whether this machine has what it needs."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from dbstand.cli.common import console
+from dbstand.stacks.registry import STACKS
+from dbstand.workloads import PLANNED, WORKLOADS
+
+app = typer.Typer(help="List stacks, workloads or targets.", no_args_is_help=True)
+
+
+@app.command("stacks")
+def list_stacks() -> None:
+    """Stacks, the targets they talk to, the packages they need and whether installed."""
+    table = Table(title="stacks")
+    for col in ("stack", "targets", "workloads", "needs", "installed", "what it is"):
+        table.add_column(col)
+    for spec in STACKS.values():
+        versions = spec.versions()
+        needs = ", ".join(f"{p} {v}" if v not in ("missing", "builtin") else p
+                          for p, v in versions.items())
+        table.add_row(spec.name, ", ".join(spec.targets), ", ".join(spec.workloads), needs,
+                      "[green]yes[/]" if spec.installed else "[red]no[/]", spec.description)
+    console.print(table)
+
+
+@app.command("workloads")
+def list_workloads() -> None:
+    """Workloads and their operations."""
+    table = Table(title="workloads")
+    for col in ("workload", "operations", "status", "what it measures"):
+        table.add_column(col)
+    for name, cls in WORKLOADS.items():
+        table.add_row(name, ", ".join(cls.operations), "[green]available[/]", cls.description)
+    for name, text in PLANNED.items():
+        table.add_row(name, "", "[yellow]planned[/]", text)
+    console.print(table)
+
+
+@app.command("targets")
+def list_targets() -> None:
+    """Target URL forms and whether dbstand can start a throwaway server for them."""
+    from dbstand.cli.server import MANAGED
+
+    table = Table(title="targets")
+    for col in ("kind", "URL form", "managed server"):
+        table.add_column(col)
+    forms = {"sqlite": "sqlite:///path.db, sqlite:// (in memory)",
+             "postgresql": "postgresql://user[:password]@host[:port]/db",
+             "mysql": "mysql://user[:password]@host[:port]/db",
+             "tarantool": "tarantool://user[:password]@host[:port]",
+             "mongodb": "mongodb://host[:port]/db"}
+    for kind, form in forms.items():
+        managed = "embedded" if kind == "sqlite" else (
+            "dbstand server up " + kind if kind in MANAGED else "-")
+        table.add_row(kind, form, managed)
+    console.print(table)

@@ -1,0 +1,141 @@
+"""`dbstand run`: the default suite, or one workload's matrix."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dbstand.cli.common import console, redacted_argv, split_list
+from dbstand.engine.config import EngineConfig
+from dbstand.execution import RunRequest, default_output, execute
+from dbstand.report.html import write_html
+from dbstand.report.render import render_terminal
+from dbstand.results.store import ResultsFile
+from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
+from dbstand.stacks.registry import get_stack
+from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads import Case, get_workload
+from dbstand.workloads.keys import DISTRIBUTIONS
+from dbstand.workloads.kv import DEFAULT_ROWS, OPS
+
+app = typer.Typer(help="Run benchmarks. With no workload: the default suite (kv on SQLite).",
+                  invoke_without_command=True, no_args_is_help=False)
+
+DEFAULT_TARGET = "sqlite://"
+
+Output = Annotated[Path | None, typer.Option("--output", "-o",
+                   help="Results file (JSON Lines); default results/<time>-<workload>.jsonl")]
+Html = Annotated[Path | None, typer.Option("--html", help="Also write the HTML report here")]
+
+
+def _finish(results: ResultsFile, html: Path | None) -> None:
+    render_terminal(results, console)
+    console.print(f"results: [bold]{results.path}[/]")
+    if html is not None:
+        write_html(results, html)
+        console.print(f"report: [bold]{html}[/]")
+
+
+@contextlib.contextmanager
+def _targets(text: str | None) -> Iterator[list[TargetURL]]:
+    """Targets of the matrix; none given means embedded in-memory SQLite.
+
+    In memory, because the default suite must be stable on any laptop: a file database
+    adds the disk's and the page cache's noise (pass sqlite:///file.db to measure it).
+    """
+    yield [parse_target_url(t) for t in split_list(text or DEFAULT_TARGET, "--target")]
+
+
+def _kv_cases(targets: list[TargetURL], stacks: list[str], ops: list[str], modes: list[str],
+              rows: int, revs: int, distribution: str, prefix: str, keep: bool) -> list[Case]:
+    cases = []
+    for target in targets:
+        for stack in stacks:
+            get_stack(stack)  # unknown stack: one clear error before anything runs
+            for mode in modes:
+                for op in ops:
+                    cases.append(Case("kv", stack, target, mode, op, {
+                        "rows": rows, "revs": revs, "distribution": distribution,
+                        "prefix": prefix, "keep": keep}))
+    return cases
+
+
+@app.callback()
+def default_suite(ctx: typer.Context, output: Output = None, html: Html = None) -> None:
+    """The default suite: kv (all six operations) through sqlite3 on in-memory SQLite."""
+    if ctx.invoked_subcommand is not None:
+        return
+    config = EngineConfig()
+    with _targets(None) as targets:
+        cases = _kv_cases(targets, ["sqlite3"], list(OPS), ["sync"], DEFAULT_ROWS,
+                          config.revs, "uniform", DEFAULT_PREFIX, False)
+        results = execute(RunRequest(get_workload("kv"), cases, config,
+                                      output or default_output("kv"), redacted_argv()),
+                          console)
+    _finish(results, html)
+
+
+@app.command("kv")
+def run_kv(
+    target: Annotated[str | None, typer.Option(
+        help="Target URL(s), comma-separated; default: in-memory SQLite")] = None,
+    stack: Annotated[str | None, typer.Option(
+        help="Stack(s), comma-separated (see `dbstand list stacks`)")] = None,
+    op: Annotated[str, typer.Option(help="Operations: " + ",".join(OPS))] = ",".join(OPS),
+    mode: Annotated[str, typer.Option(help="Modes (sync)")] = "sync",
+    revs: Annotated[int, typer.Option(help="Operations per iteration")] = 10_000,
+    rows: Annotated[int, typer.Option(help="Rows in the table")] = DEFAULT_ROWS,
+    warmup: Annotated[int, typer.Option(help="Uncounted warm-up iterations")] = 1,
+    min_iterations: Annotated[int, typer.Option(help="Iterations before stopping")] = 5,
+    max_iterations: Annotated[int, typer.Option(help="Cap; a case reaching it unstable "
+                                                     "is flagged")] = 30,
+    max_time: Annotated[float, typer.Option(help="Seconds per case before stopping")] = 60.0,
+    ci: Annotated[float, typer.Option(help="Stop when the 95% CI is within ±CI % of the "
+                                           "mean")] = 3.0,
+    stop_rule: Annotated[str, typer.Option(help="ci (default) or study (the kv study's "
+                                                "last-5-within-3% rule)")] = "ci",
+    pause: Annotated[float, typer.Option(help="Seconds of pause between iterations")] = 0.0,
+    latency: Annotated[str, typer.Option(help="Per-op latency: auto, all, off or every:K")]
+        = "auto",
+    distribution: Annotated[str, typer.Option(help="Keys: " + ", ".join(DISTRIBUTIONS))]
+        = "uniform",
+    prefix: Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
+        = DEFAULT_PREFIX,
+    keep: Annotated[bool, typer.Option(help="Keep the table after each case")] = False,
+    seed: Annotated[int, typer.Option(help="Random seed for keys")] = 42,
+    output: Output = None,
+    html: Html = None,
+) -> None:
+    """kv: single-key CRUD by random key, each operation its own benchmark."""
+    config = EngineConfig(revs=revs, warmup=warmup, min_iterations=min_iterations,
+                          max_iterations=max_iterations, max_time_s=max_time,
+                          target_ci_pct=ci, stop_rule=stop_rule, pause_s=pause,
+                          latency=latency, seed=seed)
+    check_prefix(prefix)
+    ops = split_list(op, "--op")
+    modes = split_list(mode, "--mode")
+    with _targets(target) as targets:
+        stacks = split_list(stack, "--stack") or _default_stacks(targets)
+        cases = _kv_cases(targets, stacks, ops, modes, rows, revs, distribution, prefix, keep)
+        results = execute(RunRequest(get_workload("kv"), cases, config,
+                                     output or default_output("kv"), redacted_argv()),
+                          console)
+    _finish(results, html)
+
+
+def _default_stacks(targets: list[TargetURL]) -> list[str]:
+    defaults = {"sqlite": "sqlite3", "postgresql": "psycopg"}
+    stacks = []
+    for t in targets:
+        name = defaults.get(t.kind)
+        if name and name not in stacks:
+            stacks.append(name)
+    if not stacks:
+        from dbstand.errors import UserError
+
+        raise UserError("no default stack for these targets: name one with --stack")
+    return stacks

@@ -1,0 +1,93 @@
+"""`dbstand server up|down|status`: throwaway local database servers."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from dbstand.cli.common import console
+from dbstand.errors import ServerError, UserError
+from dbstand.targets.managed import (
+    ManagedServer,
+    all_records,
+    forget_record,
+    load_record,
+    pid_alive,
+    save_record,
+)
+
+app = typer.Typer(help="Start, stop and list throwaway database servers on 127.0.0.1.",
+                  no_args_is_help=True)
+
+#: kind -> "module:Class" of its managed server
+MANAGED: dict[str, str] = {
+    "postgresql": "dbstand.targets.postgresql:ManagedPostgres",
+}
+
+
+def _server_class(kind: str) -> type[ManagedServer]:
+    aliases = {"postgres": "postgresql", "pg": "postgresql", "mariadb": "mysql"}
+    kind = aliases.get(kind, kind)
+    if kind not in MANAGED:
+        raise UserError(f"no managed server for {kind!r} (available: {', '.join(MANAGED)})")
+    module, _, name = MANAGED[kind].partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+@app.command("up")
+def up(kind: Annotated[str, typer.Argument(help="postgresql")],
+       port: Annotated[int | None, typer.Option(help="Port (default: a free one)")] = None,
+       ) -> None:
+    """Start a throwaway server and print the URL to use (the password stays in
+    dbstand's state dir; dbstand finds it for URLs pointing at this server)."""
+    cls = _server_class(kind)
+    existing = load_record(cls.kind)
+    if existing and pid_alive(existing.pid):
+        raise UserError(f"a managed {cls.kind} server is already running at {existing.url} "
+                        f"(`dbstand server down {cls.kind}` first)")
+    server = cls(port=port)
+    with console.status(f"starting {cls.kind} on 127.0.0.1:{server.port}..."):
+        record = server.start()
+    save_record(record)
+    console.print(f"{cls.kind} is up: [bold]{record.url}[/]")
+    console.print(f"  pid {record.pid}, data in {record.base_dir}; password kept in "
+                  "dbstand's state dir (`dbstand server status --show-password` prints it)")
+
+
+@app.command("down")
+def down(kind: Annotated[str, typer.Argument(help="postgresql")]) -> None:
+    """Stop the server and delete its data."""
+    cls = _server_class(kind)
+    record = load_record(cls.kind)
+    if record is None:
+        raise UserError(f"no managed {cls.kind} server is running")
+    try:
+        cls.stop_record(record)
+    except ServerError as exc:
+        raise ServerError(f"could not stop {cls.kind} (pid {record.pid}): {exc}") from None
+    forget_record(cls.kind)
+    console.print(f"{cls.kind} stopped and its data removed")
+
+
+@app.command("status")
+def status(show_password: Annotated[bool, typer.Option(
+        help="Also print each server's password")] = False) -> None:
+    """List managed servers and whether they are alive."""
+    records = all_records()
+    if not records:
+        console.print("no managed servers")
+        return
+    table = Table(title="managed servers")
+    for col in ("kind", "url", "pid", "alive", "data dir") + (("password",) if show_password
+                                                              else ()):
+        table.add_column(col)
+    for r in records:
+        row = [r.kind, r.url, str(r.pid), "yes" if pid_alive(r.pid) else "[red]no[/]",
+               r.base_dir]
+        if show_password:
+            row.append(r.password)
+        table.add_row(*row)
+    console.print(table)

@@ -1,0 +1,229 @@
+"""Runs one benchmark: calibration, warm-up, iterations under a stop rule.
+
+Timing design (see bench/harness_overhead): the operation is called from a tight
+`for` loop over pre-built arguments, so the harness adds one Python call per
+operation. Per-operation latency is *sampled*: one operation in about k is timed
+(chunk lengths drawn at random so sampling cannot lock onto a periodic pattern),
+with k chosen from calibration so timing costs at most `latency_budget_pct` of the
+operation's own time. Slow operations are all timed (k = 1).
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dbstand.engine.config import EngineConfig
+from dbstand.engine.histogram import LatencyHistogram
+from dbstand.engine.stats import Summary, make_stop_rule, summarize
+from dbstand.errors import CaseFailed
+
+Op = Callable[[Any], object]
+clock = time.perf_counter_ns
+
+
+@dataclass
+class Benchmark:
+    """One operation to measure.
+
+    `make_args(i)` builds the R arguments of iteration i (untimed); `after_iteration`
+    restores the data the iteration changed (untimed) so every iteration does the
+    same work.
+    """
+
+    name: str
+    op: Op
+    make_args: Callable[[int], Sequence[Any]]
+    after_iteration: Callable[[int, Sequence[Any]], None] | None = None
+
+
+@dataclass
+class CaseMeasurement:
+    """Everything the engine measured for one case."""
+
+    revs: int
+    iterations_s: list[float]          # every counted iteration, in order
+    counted_s: list[float]             # the ones the figure is computed from
+    summary: Summary
+    unstable: bool
+    stop_reason: str
+    stop_rule: str
+    warmup_iterations: int
+    latency: LatencyHistogram
+    latency_mode: str                  # all | sampled | off
+    latency_every: int                 # 1 in k operations timed (0: off)
+    harness_overhead_ns: float         # per op: the loop with a no-op operation
+    timer_overhead_ns: float           # per timed op: extra cost of timing it
+    elapsed_s: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ops_per_s(self) -> float:
+        return self.revs / self.summary.mean
+
+    @property
+    def ops_per_s_min(self) -> float:
+        return self.revs / self.summary.max
+
+    @property
+    def ops_per_s_max(self) -> float:
+        return self.revs / self.summary.min
+
+
+def _noop(_arg: object) -> None:
+    return None
+
+
+def _plain_loop(op: Op, args: Sequence[Any]) -> int:
+    start = clock()
+    for arg in args:
+        op(arg)
+    return clock() - start
+
+
+def _timed_loop(op: Op, args: Sequence[Any], out: list[int]) -> int:
+    append = out.append
+    start = clock()
+    for arg in args:
+        t0 = clock()
+        op(arg)
+        append(clock() - t0)
+    return clock() - start
+
+
+def _sampled_loop(op: Op, chunks: Sequence[tuple[Any, Sequence[Any]]], out: list[int]) -> int:
+    append = out.append
+    start = clock()
+    for first, rest in chunks:
+        t0 = clock()
+        op(first)
+        append(clock() - t0)
+        for arg in rest:
+            op(arg)
+    return clock() - start
+
+
+def _chunks(args: Sequence[Any], k: int, rng: random.Random) -> list[tuple[Any, Sequence[Any]]]:
+    """Split args into chunks of random length averaging k; the first op of each is timed."""
+    chunks = []
+    i, n = 0, len(args)
+    while i < n:
+        length = rng.randint(1, 2 * k - 1)
+        chunks.append((args[i], args[i + 1:i + length]))
+        i += length
+    return chunks
+
+
+def calibrate(args: Sequence[Any], rounds: int = 3) -> tuple[float, float]:
+    """Per-op cost of the bare loop and extra per-op cost of timing, both in ns."""
+    n = len(args)
+    plain = min(_plain_loop(_noop, args) for _ in range(rounds)) / n
+    sink: list[int] = []
+    timed = min(_timed_loop(_noop, args, sink) for _ in range(rounds)) / n
+    return plain, max(timed - plain, 0.0)
+
+
+class _GcPause:
+    """Disable the GC inside an iteration; collect between iterations."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.was_enabled = gc.isenabled()
+
+    def __enter__(self) -> None:
+        if self.enabled:
+            gc.collect()
+            gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled and self.was_enabled:
+            gc.enable()
+
+
+def run_benchmark(bench: Benchmark, config: EngineConfig,
+                  on_iteration: Callable[[int, int], None] | None = None) -> CaseMeasurement:
+    """Measure `bench` under `config`. `on_iteration(done, max)` drives progress bars."""
+    rng = random.Random(config.seed)
+    started = time.perf_counter()
+
+    def one_iteration(index: int, every: int, samples: list[int]) -> int:
+        args = bench.make_args(index)
+        if len(args) != config.revs:
+            raise CaseFailed(f"{bench.name}: built {len(args)} arguments, expected {config.revs}")
+        chunks = _chunks(args, every, rng) if every > 1 else None
+        try:
+            with _GcPause(config.gc_off):
+                if every == 0:
+                    elapsed = _plain_loop(bench.op, args)
+                elif every == 1:
+                    elapsed = _timed_loop(bench.op, args, samples)
+                else:
+                    assert chunks is not None
+                    elapsed = _sampled_loop(bench.op, chunks, samples)
+        except CaseFailed:
+            raise
+        except Exception as exc:
+            raise CaseFailed(f"{bench.name}: operation failed: {exc}".strip()) from exc
+        if bench.after_iteration is not None:
+            bench.after_iteration(index, args)
+        if config.pause_s:
+            time.sleep(config.pause_s)
+        return elapsed
+
+    # Calibration on the arguments of iteration 0 (with a no-op, data untouched).
+    harness_ns, timer_ns = calibrate(bench.make_args(-1))
+
+    fixed = config.latency_every()
+    warm_every = 0 if fixed is None else fixed
+    warm_ns = 0
+    discard: list[int] = []
+    index = 0
+    for _ in range(config.warmup):
+        warm_ns = one_iteration(index, warm_every, discard)
+        index += 1
+    if fixed is None:
+        op_ns = max(warm_ns / config.revs - harness_ns, 1.0)
+        every = max(1, math.ceil(timer_ns / (config.latency_budget_pct / 100 * op_ns)))
+    else:
+        every = fixed
+
+    rule = make_stop_rule(config.stop_rule, config.target_ci_pct, config.min_iterations,
+                          config.max_iterations)
+    latency = LatencyHistogram()
+    times_s: list[float] = []
+    counted_from = time.perf_counter()
+    while True:
+        samples: list[int] = []
+        elapsed = one_iteration(index, every, samples)
+        index += 1
+        times_s.append(elapsed / 1e9)
+        latency.record_many(samples)
+        if on_iteration:
+            on_iteration(len(times_s), config.max_iterations)
+        out_of_time = time.perf_counter() - counted_from > config.max_time_s
+        decision = rule.decide(times_s, out_of_time)
+        if decision.stop:
+            break
+
+    counted = rule.counted(times_s)
+    return CaseMeasurement(
+        revs=config.revs,
+        iterations_s=times_s,
+        counted_s=counted,
+        summary=summarize(counted),
+        unstable=decision.unstable,
+        stop_reason=decision.reason,
+        stop_rule=rule.name,
+        warmup_iterations=config.warmup,
+        latency=latency,
+        latency_mode="off" if every == 0 else ("all" if every == 1 else "sampled"),
+        latency_every=every,
+        harness_overhead_ns=round(harness_ns, 1),
+        timer_overhead_ns=round(timer_ns, 1),
+        elapsed_s=time.perf_counter() - started,
+    )

@@ -1,0 +1,1 @@
+"""Rendering results: terminal tables, Markdown, CSV, JSON, HTML."""

@@ -1,0 +1,129 @@
+"""The results table: one row per case, the same columns in every format.
+
+Every column names its unit and whether higher or lower is better
+(methodology: "Honesty rules"). `relative` compares a case with the fastest case
+of the same operation in the same run; ratios, never cross-machine absolutes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    title: str
+    numeric: bool = False
+
+
+COLUMNS = (
+    Column("stack", "stack"),
+    Column("target", "target"),
+    Column("mode", "mode"),
+    Column("op", "op"),
+    Column("ops_per_s", "ops/s (higher=better)", True),
+    Column("ci95_pct", "±CI95 %", True),
+    Column("relative", "vs best op", True),
+    Column("iterations", "iters", True),
+    Column("p50", "p50 µs (lower=better)", True),
+    Column("p99", "p99 µs", True),
+    Column("p999", "p99.9 µs", True),
+    Column("max", "max µs", True),
+    Column("latency", "latency timed"),
+    Column("harness_overhead_ns", "harness ns/op", True),
+    Column("note", "note"),
+)
+
+
+#: the narrower set the terminal shows (every format keeps the units' meaning)
+TERMINAL_COLUMNS = (
+    Column("stack", "stack"),
+    Column("target", "target"),
+    Column("mode", "mode"),
+    Column("op", "op"),
+    Column("ops_per_s", "ops/s ↑", True),
+    Column("ci95_pct", "±CI%", True),
+    Column("relative", "vs best", True),
+    Column("iterations", "n", True),
+    Column("p50", "p50 µs ↓", True),
+    Column("p99", "p99 µs", True),
+    Column("p999", "p99.9 µs", True),
+    Column("note", "note"),
+)
+TERMINAL_CAPTION = ("↑ higher is better, ↓ lower is better. "
+                    "ops/s: mean over iterations, ±CI%: its 95% confidence interval; "
+                    "n: iterations; latency per operation in µs. "
+                    "`dbstand report FILE -f csv` has every column.")
+
+
+def _fmt(value: Any, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        if abs(value) >= 100:
+            return f"{value:,.0f}"
+        return f"{value:.{digits}f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def _target_label(record: dict[str, Any]) -> str:
+    target = str(record.get("target", ""))
+    return target if len(target) <= 40 else target[:37] + "..."
+
+
+def table_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Raw values per column (numbers stay numbers for CSV/JSON)."""
+    best: dict[tuple[str, str], float] = {}
+    for r in records:
+        if r.get("status") == "ok" and r.get("ops_per_s"):
+            key = (r["workload"], r["op"])
+            best[key] = max(best.get(key, 0.0), r["ops_per_s"])
+    rows = []
+    for r in records:
+        lat = r.get("latency_us") or {}
+        notes = []
+        if r.get("status") != "ok":
+            notes.append("FAILED")
+        if r.get("unstable"):
+            notes.append("UNSTABLE")
+        every = r.get("latency_every")
+        timed = {0: "off", 1: "every op"}.get(every, f"1 in {every}") if every is not None \
+            else "-"
+        ops = r.get("ops_per_s")
+        ref = best.get((r.get("workload", ""), r.get("op", "")))
+        rows.append({
+            "stack": r.get("stack"),
+            "target": _target_label(r),
+            "mode": r.get("mode"),
+            "op": r.get("op"),
+            "ops_per_s": ops,
+            "ci95_pct": r.get("ci95_pct"),
+            "relative": round(ops / ref, 3) if ops and ref else None,
+            "iterations": r.get("iterations"),
+            "p50": lat.get("p50"),
+            "p99": lat.get("p99"),
+            "p999": lat.get("p999"),
+            "max": lat.get("max"),
+            "latency": timed,
+            "harness_overhead_ns": r.get("harness_overhead_ns"),
+            "note": " ".join(notes),
+            "error": r.get("error"),
+            "op_form": r.get("op_form"),
+            "stop_reason": r.get("stop_reason"),
+            "unstable": bool(r.get("unstable")),
+            "failed": r.get("status") != "ok",
+        })
+    return rows
+
+
+def formatted(row: dict[str, Any], key: str) -> str:
+    value = row.get(key)
+    if key == "relative" and value is not None:
+        return f"{value:.2f}x"
+    if key == "ci95_pct" and value is not None:
+        return f"±{value:.1f}"
+    return _fmt(value)

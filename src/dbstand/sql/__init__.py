@@ -1,0 +1,1 @@
+"""SQL shared by every SQL stack: dialects, placeholders, object ownership."""

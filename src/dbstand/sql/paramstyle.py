@@ -1,0 +1,30 @@
+"""Placeholders: dbstand writes SQL with `?` and converts to the driver's paramstyle."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+
+@lru_cache(maxsize=512)
+def to_paramstyle(sql: str, style: str) -> str:
+    """Convert `?` placeholders to a DB-API paramstyle (qmark, format, pyformat, numeric).
+
+    dbstand's own SQL never has `?` or `%` inside literals, so a plain scan is enough.
+    """
+    if style == "qmark":
+        return sql
+    if style in ("format", "pyformat"):
+        return sql.replace("?", "%s")
+    if style == "numeric":
+        parts = sql.split("?")
+        out = parts[0]
+        for i, part in enumerate(parts[1:], start=1):
+            out += f":{i}" + part
+        return out
+    if style == "dollar":
+        parts = sql.split("?")
+        out = parts[0]
+        for i, part in enumerate(parts[1:], start=1):
+            out += f"${i}" + part
+        return out
+    raise ValueError(f"unsupported paramstyle {style!r}")

@@ -1,0 +1,77 @@
+"""What a stack implements for the kv workload.
+
+A `KvClient` wraps one connection of the stack under test. Its operations are
+plain callables taking one pre-built parameter tuple, so the engine's loop adds
+nothing but the call. Data management (create, fill, verify, restore) runs
+untimed, through the same connection.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from dbstand.targets.url import TargetURL
+
+Op = Callable[[Any], object]
+
+
+class KvClient(ABC):
+    """One connection of a stack, able to run kv's operations on a dbstand table."""
+
+    #: the stack name as registered
+    stack: str = ""
+
+    def __init__(self, target: TargetURL, prefix: str):
+        self.target = target
+        self.prefix = prefix
+
+    @abstractmethod
+    def connect(self) -> None:
+        """Open the connection; raise TargetError (one line) when it cannot."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @abstractmethod
+    def server_facts(self) -> dict[str, Any]:
+        """Server version and the settings that matter."""
+
+    @abstractmethod
+    def operation(self, op: str) -> Op:
+        """The callable doing `op` on one parameter tuple (the timed part)."""
+
+    def forms(self) -> dict[str, str]:
+        """How each op is spelled on this target (native upsert/replace forms...)."""
+        return {}
+
+    # --- untimed data management ---------------------------------------------
+    @abstractmethod
+    def check_ownership(self) -> None:
+        """Raise OwnershipError if the kv table's name is taken by someone else's table."""
+
+    @abstractmethod
+    def create_table(self) -> None:
+        """(Re)create dbstand's kv table; refuse if another owner has the name."""
+
+    @abstractmethod
+    def fill(self, rows: Iterable[tuple[int, str]]) -> None:
+        """Insert rows (id, name) in one transaction."""
+
+    @abstractmethod
+    def drop_table(self) -> None: ...
+
+    @abstractmethod
+    def count(self, where: str = "", params: Sequence[Any] = ()) -> int:
+        """Rows of the kv table (optionally filtered: `id > ?`, `name = ?`...)."""
+
+    @abstractmethod
+    def fetch(self, key: int) -> tuple[int, str] | None: ...
+
+    @abstractmethod
+    def delete_above(self, max_id: int) -> None:
+        """Remove rows an iteration added (ids above the initial fill)."""
+
+    def fetch_names(self, keys: Sequence[int]) -> dict[int, str]:
+        return {k: row[1] for k in keys if (row := self.fetch(k)) is not None}

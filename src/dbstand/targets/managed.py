@@ -1,0 +1,382 @@
+"""Managed servers: throwaway database servers on 127.0.0.1 that dbstand starts and stops.
+
+A managed server lives in its own temporary directory, listens on a free loopback
+port and leaves nothing behind when stopped. Used two ways:
+- as a context manager (tests, a run with a managed target): stopped on exit, on
+  error and on Ctrl-C;
+- by `dbstand server up/down/status`: the server outlives the command and its record
+  (pid, port, data dir, password) is kept in dbstand's state dir, readable by its
+  owner only, so that later commands can find and stop it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from dbstand.errors import ServerError
+from dbstand.paths import state_dir
+from dbstand.targets.url import TargetURL, parse_target_url
+
+
+@dataclass
+class ServerRecord:
+    """What is known about a running managed server."""
+
+    kind: str
+    pid: int
+    port: int
+    url: str  # without password
+    password: str = field(repr=False)
+    base_dir: str
+    log_path: str
+    run_as: str | None = None
+    started_at: float = field(default_factory=time.time)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def target(self) -> TargetURL:
+        """The URL with the password filled in, for connecting."""
+        return parse_target_url(self.url).with_password(self.password or None)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+        return False
+
+
+def wait_for_port(port: int, timeout_s: float, proc: subprocess.Popen | None = None) -> None:
+    """Wait until something accepts TCP connections on 127.0.0.1:port."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise ServerError(f"server exited with code {proc.returncode} before listening")
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.settimeout(0.2)
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise ServerError(f"server did not listen on 127.0.0.1:{port} within {timeout_s:.0f} s")
+
+
+def read_greeting(port: int, timeout_s: float, proc: subprocess.Popen | None = None) -> bytes:
+    """The first bytes a server sends on 127.0.0.1:port, for protocols where it speaks first.
+
+    Stronger than `wait_for_port` (MySQL, Tarantool): the server greets only once it
+    serves clients, not merely once it is bound, and a greeting tells our server from
+    another program listening on the port. Watches `proc` so that a server that
+    died is reported at once.
+    """
+
+    def check_alive() -> None:
+        if proc is not None and proc.poll() is not None:
+            raise ServerError(f"server exited with code {proc.returncode} before it was ready")
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        check_alive()
+        try:
+            sock = socket.create_connection(("127.0.0.1", port), timeout=0.5)
+        except OSError:
+            time.sleep(0.05)
+            continue
+        with sock:
+            sock.settimeout(0.25)
+            while time.monotonic() < deadline:
+                check_alive()
+                try:
+                    data = sock.recv(4096)
+                except TimeoutError:
+                    continue
+                except OSError:
+                    break
+                if not data:
+                    break
+                return data
+        time.sleep(0.05)
+    raise ServerError(f"server did not answer on 127.0.0.1:{port} within {timeout_s:.0f} s")
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def pid_running(pid: int) -> bool:
+    """Alive and not a zombie.
+
+    A detached server outlives the process that started it; when it later exits,
+    nobody may reap it (PID 1 in containers often does not), and `pid_alive` would
+    report the zombie as alive forever.
+    """
+    if not pid_alive(pid):
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            state = fh.read().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc (not Linux): trust kill(0)
+    return state not in ("Z", "X")
+
+
+def wait_pid_exit(pid: int, timeout_s: float) -> bool:
+    """Wait until `pid` has exited (reaping it if it is our child); False on timeout."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+        if not pid_running(pid):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
+def stop_process(pid: int, proc: subprocess.Popen | None = None, *,
+                 sig: int = signal.SIGTERM, timeout_s: float = 30.0) -> None:
+    """Signal a server, wait for it to exit, SIGKILL it after `timeout_s`.
+
+    `proc`: its Popen when this process started it, so that it is reaped through
+    Popen (no ResourceWarning). Raises ServerError if even SIGKILL does not end it.
+    """
+
+    def wait(seconds: float) -> bool:
+        if proc is not None and proc.pid == pid:
+            try:
+                proc.wait(seconds)
+            except subprocess.TimeoutExpired:
+                return False
+            return True
+        return wait_pid_exit(pid, seconds)
+
+    for signum, seconds in ((sig, timeout_s), (signal.SIGKILL, 10.0)):
+        if not pid_running(pid):
+            wait(0)
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
+        if wait(seconds):
+            return
+    raise ServerError(f"process {pid} did not stop, even after SIGKILL")
+
+
+def terminate_pid(pid: int, sig: int = signal.SIGTERM, timeout_s: float = 15.0) -> None:
+    """Signal a process and wait for it to go; SIGKILL it if it lingers."""
+    if not pid_alive(pid):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, sig)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+        if not pid_alive(pid):
+            return
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def service_user(preferred: tuple[str, ...]) -> str | None:
+    """When running as root, the unprivileged account to run a server as.
+
+    Database servers refuse to run as root (initdb, mariadbd); the first of
+    `preferred` that exists is used. Not root: None (run as ourselves).
+    """
+    if os.geteuid() != 0:
+        return None
+    for name in preferred:
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            continue
+        return name
+    raise ServerError(
+        f"running as root and none of the users {', '.join(preferred)} exists: "
+        "create one (e.g. `useradd --system postgres`) or run dbstand as a normal user"
+    )
+
+
+def chown_tree(path: Path, user: str | None) -> None:
+    if user is None:
+        return
+    entry = pwd.getpwnam(user)
+    for root, dirs, files in os.walk(path):
+        os.chown(root, entry.pw_uid, entry.pw_gid)
+        for name in dirs + files:
+            os.chown(os.path.join(root, name), entry.pw_uid, entry.pw_gid)
+
+
+def registry_path(kind: str) -> Path:
+    path = state_dir() / "servers"
+    path.mkdir(parents=True, exist_ok=True)
+    return path / f"{kind}.json"
+
+
+def load_record(kind: str) -> ServerRecord | None:
+    path = registry_path(kind)
+    if not path.exists():
+        return None
+    try:
+        return ServerRecord(**json.loads(path.read_text()))
+    except (ValueError, TypeError):
+        raise ServerError(f"the record of the managed {kind} server is corrupt: {path}") from None
+
+
+def save_record(record: ServerRecord) -> None:
+    path = registry_path(record.kind)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        json.dump(asdict(record), fh, indent=2)
+    os.replace(tmp, path)
+
+
+def forget_record(kind: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        registry_path(kind).unlink()
+
+
+def all_records() -> list[ServerRecord]:
+    folder = state_dir() / "servers"
+    records = []
+    for path in sorted(folder.glob("*.json")) if folder.exists() else []:
+        record = load_record(path.stem)
+        if record:
+            records.append(record)
+    return records
+
+
+def password_for(url: TargetURL) -> str | None:
+    """The password of a `dbstand server up` server that `url` points at, if any.
+
+    Lets users pass the password-less URL that `server up` printed.
+    """
+    if url.password is not None or url.host not in ("127.0.0.1", "localhost"):
+        return None
+    for record in all_records():
+        known = parse_target_url(record.url)
+        if (known.kind == url.kind and known.port == url.port and pid_alive(record.pid)
+                and url.user in (None, known.user)):
+            return record.password
+    return None
+
+
+class ManagedServer(ABC):
+    """Base of throwaway servers: one temp dir, one free loopback port, clean stop."""
+
+    kind: ClassVar[str]
+    #: accounts to run the server as when dbstand runs as root
+    service_users: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, port: int | None = None, settings: dict[str, Any] | None = None):
+        if port is not None and port_in_use(port):
+            raise ServerError(f"port {port} on 127.0.0.1 is in use")
+        self.port = port or free_port()
+        self.settings = dict(settings or {})
+        self.password = secrets.token_urlsafe(18)
+        self.base_dir: Path | None = None
+        self.record: ServerRecord | None = None
+        self.run_as = service_user(self.service_users) if self.service_users else None
+
+    # -- lifecycle -----------------------------------------------------------
+    def start(self) -> ServerRecord:
+        self.base_dir = Path(tempfile.mkdtemp(prefix=f"dbstand-{self.kind}-"))
+        try:
+            self.record = self._start(self.base_dir)
+        except BaseException:
+            self._cleanup()
+            raise
+        return self.record
+
+    def stop(self) -> None:
+        try:
+            if self.record is not None:
+                self._stop(self.record)
+        finally:
+            self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self.base_dir is not None:
+            shutil.rmtree(self.base_dir, ignore_errors=True)
+            self.base_dir = None
+
+    def __enter__(self) -> ServerRecord:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def target(self) -> TargetURL:
+        """URL with password, for in-process use."""
+        if self.record is None:
+            raise ServerError(f"managed {self.kind} server is not started")
+        return self.record.target()
+
+    # -- per database ----------------------------------------------------------
+    @abstractmethod
+    def _start(self, base_dir: Path) -> ServerRecord:
+        """Initialise and start the server in `base_dir`; return its record."""
+
+    @abstractmethod
+    def _stop(self, record: ServerRecord) -> None:
+        """Stop the server described by `record` (its dir is removed afterwards)."""
+
+    @classmethod
+    def stop_record(cls, record: ServerRecord) -> None:
+        """Stop a server started by an earlier process (`dbstand server down`)."""
+        server = cls.__new__(cls)
+        server.record = record
+        server.base_dir = Path(record.base_dir)
+        server.port = record.port
+        server.password = record.password
+        server.settings = record.settings
+        server.run_as = record.run_as
+        server.stop()
+
+    # -- helpers ---------------------------------------------------------------
+    def run_tool(self, argv: list[str], *, env: dict[str, str] | None = None,
+                 timeout_s: float = 120, what: str = "") -> subprocess.CompletedProcess:
+        """Run a server tool as the service user; raise one-line ServerError on failure."""
+        full_env = {**os.environ, **(env or {})}
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, env=full_env,
+                                  timeout=timeout_s, user=self.run_as,
+                                  cwd=str(self.base_dir or "/"))
+        except FileNotFoundError:
+            raise ServerError(f"{argv[0]} not found") from None
+        except subprocess.TimeoutExpired:
+            raise ServerError(f"{what or argv[0]} timed out after {timeout_s:.0f} s") from None
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise ServerError(f"{what or Path(argv[0]).name} failed: {tail[0]}")
+        return proc

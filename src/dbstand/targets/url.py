@@ -1,0 +1,147 @@
+"""Target URLs: parsing, validation and password redaction.
+
+Every URL dbstand prints or stores goes through `TargetURL.redacted()`, so a
+password given on the command line never reaches output, logs or results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
+
+from dbstand.errors import TargetError
+
+# scheme as typed -> target kind
+SCHEMES: dict[str, str] = {
+    "sqlite": "sqlite",
+    "postgresql": "postgresql",
+    "postgres": "postgresql",
+    "mysql": "mysql",
+    "mariadb": "mysql",
+    "tarantool": "tarantool",
+    "mongodb": "mongodb",
+}
+
+
+@dataclass(frozen=True)
+class TargetURL:
+    """A parsed target URL. `kind` is the database family, whatever alias was typed."""
+
+    kind: str
+    scheme: str
+    host: str | None = None
+    port: int | None = None
+    user: str | None = None
+    password: str | None = field(default=None, repr=False)
+    database: str | None = None
+    query: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def is_memory(self) -> bool:
+        """An in-memory SQLite database (`sqlite://` or `sqlite:///:memory:`)."""
+        return self.kind == "sqlite" and self.database in (None, "", ":memory:")
+
+    def option(self, name: str, default: str | None = None) -> str | None:
+        """A `?name=value` option of the URL."""
+        for key, value in self.query:
+            if key == name:
+                return value
+        return default
+
+    def with_password(self, password: str | None) -> TargetURL:
+        return replace(self, password=password)
+
+    def _render(self, password: str | None) -> str:
+        if self.kind == "sqlite":
+            text = "sqlite://" if self.is_memory else f"sqlite:///{self.database}"
+        else:
+            auth = ""
+            if self.user:
+                auth = quote(self.user, safe="")
+                if password:
+                    auth += ":" + password
+                auth += "@"
+            host = self.host or ""
+            if ":" in host:
+                host = f"[{host}]"
+            port = f":{self.port}" if self.port else ""
+            db = f"/{quote(self.database, safe='')}" if self.database else ""
+            text = f"{self.scheme}://{auth}{host}{port}{db}"
+        if self.query:
+            text += "?" + "&".join(f"{k}={v}" for k, v in self.query)
+        return text
+
+    def redacted(self) -> str:
+        """The URL as dbstand shows it: any password replaced by `***`."""
+        return self._render("***" if self.password else None)
+
+    def secret(self) -> str:
+        """The URL with its real password, for drivers only: never print it."""
+        return self._render(quote(self.password, safe="") if self.password else None)
+
+    def __str__(self) -> str:
+        return self.redacted()
+
+
+def parse_target_url(text: str) -> TargetURL:
+    """Parse a target URL, raising one clear `TargetError` when it is malformed."""
+    if "://" not in text:
+        raise TargetError(
+            f"malformed target URL {_safe(text)!r}: expected SCHEME://..., "
+            f"e.g. sqlite:///path/to.db or postgresql://user@host:5432/db"
+        )
+    scheme_text = text.split("://", 1)[0].lower()
+    base_scheme = scheme_text.split("+", 1)[0]
+    kind = SCHEMES.get(base_scheme)
+    if kind is None:
+        raise TargetError(
+            f"malformed target URL {_safe(text)!r}: unknown scheme {scheme_text!r} "
+            f"(known: {', '.join(sorted(set(SCHEMES)))})"
+        )
+    if kind == "sqlite":
+        return _parse_sqlite(text, base_scheme)
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as exc:
+        raise TargetError(f"malformed target URL {_safe(text)!r}: {exc}") from None
+    if not parts.hostname:
+        raise TargetError(f"malformed target URL {_safe(text)!r}: no host")
+    database = unquote(parts.path.lstrip("/")) or None
+    if database and "/" in database:
+        raise TargetError(f"malformed target URL {_safe(text)!r}: bad database name")
+    return TargetURL(
+        kind=kind,
+        scheme=base_scheme,
+        host=parts.hostname,
+        port=port,
+        user=unquote(parts.username) if parts.username else None,
+        password=unquote(parts.password) if parts.password is not None else None,
+        database=database,
+        query=tuple(parse_qsl(parts.query)),
+    )
+
+
+def _parse_sqlite(text: str, scheme: str) -> TargetURL:
+    rest = text.split("://", 1)[1]
+    rest, _, query = rest.partition("?")
+    if rest in ("", "/:memory:", ":memory:"):
+        return TargetURL(kind="sqlite", scheme=scheme, database=None,
+                         query=tuple(parse_qsl(query)))
+    if not rest.startswith("/"):
+        raise TargetError(
+            f"malformed target URL {text!r}: use sqlite:///relative.db, "
+            "sqlite:////absolute/path.db or sqlite:// for in-memory"
+        )
+    return TargetURL(kind="sqlite", scheme=scheme, database=unquote(rest[1:]),
+                     query=tuple(parse_qsl(query)))
+
+
+def _safe(text: str) -> str:
+    """Strip a possible password from a URL that failed to parse, before echoing it."""
+    if "://" in text and "@" in text:
+        scheme, rest = text.split("://", 1)
+        auth, _, host = rest.rpartition("@")
+        if ":" in auth:
+            return f"{scheme}://{auth.split(':', 1)[0]}:***@{host}"
+    return text

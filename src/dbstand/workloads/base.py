@@ -1,0 +1,54 @@
+"""What every workload provides to the run machinery."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from dbstand.engine.config import EngineConfig
+from dbstand.targets.url import TargetURL
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One cell of the matrix: workload x stack x target x mode x op x parameters."""
+
+    workload: str
+    stack: str
+    target: TargetURL
+    mode: str
+    op: str
+    params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    def label(self) -> str:
+        return f"{self.workload} {self.stack} {self.op} [{self.mode}]"
+
+
+@dataclass
+class CaseOutcome:
+    """What a workload measured for one case, ready for the results record."""
+
+    metrics: dict[str, Any]
+    server: dict[str, Any] = field(default_factory=dict)
+    packages: dict[str, str] = field(default_factory=dict)
+
+
+class Workload(ABC):
+    """A kind of work (kv, batch, ...): prepares data, builds operations, verifies."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    operations: ClassVar[tuple[str, ...]]
+
+    @abstractmethod
+    def preflight(self, cases: list[Case]) -> None:
+        """Check everything a user could have got wrong, before any results file exists:
+        stacks known and installed for the target, servers reachable, credentials."""
+
+    @abstractmethod
+    def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
+        """Prepare data (untimed), measure, verify, clean up."""
