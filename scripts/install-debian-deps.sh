@@ -3,7 +3,13 @@
 # Servers are never started here: tests start throwaway ones on 127.0.0.1.
 set -euo pipefail
 
-packages=(postgresql postgresql-contrib)
+packages=(
+    postgresql postgresql-contrib     # managed PostgreSQL, pg_stat_statements, pgbench
+    mariadb-server mariadb-client     # managed MariaDB
+    libmariadb-dev pkg-config         # to build mysqlclient
+    tarantool                         # managed Tarantool
+    nginx wrk                         # HTTP engine tests and benchmark
+)
 
 missing=()
 for pkg in "${packages[@]}"; do
@@ -11,11 +17,11 @@ for pkg in "${packages[@]}"; do
         || missing+=("$pkg")
 done
 # The machine may ship PostgreSQL binaries outside Debian's package (e.g. /usr/local).
-if [[ " ${missing[*]} " == *" postgresql "* ]] && command -v initdb >/dev/null \
-        && command -v pg_ctl >/dev/null; then
-    missing=("${missing[@]/postgresql}")
+if command -v initdb >/dev/null && command -v pg_ctl >/dev/null; then
+    kept=()
+    for pkg in "${missing[@]}"; do [ "$pkg" = postgresql ] || kept+=("$pkg"); done
+    missing=("${kept[@]}")
 fi
-read -r -a missing <<< "${missing[*]}"
 if [ ${#missing[@]} -eq 0 ]; then
     echo "debian packages: all present"
     exit 0
