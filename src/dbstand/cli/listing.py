@@ -22,7 +22,8 @@ def list_stacks() -> None:
         versions = spec.versions()
         needs = ", ".join(f"{p} {v}" if v not in ("missing", "builtin") else p
                           for p, v in versions.items())
-        table.add_row(spec.name, ", ".join(spec.targets), ", ".join(spec.workloads), needs,
+        table.add_row(spec.name, ", ".join(spec.targets),
+                      ", ".join(spec.workloads) or "[yellow]planned[/]", needs,
                       "[green]yes[/]" if spec.installed else "[red]no[/]", spec.description)
     console.print(table)
 

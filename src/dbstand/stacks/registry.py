@@ -23,10 +23,13 @@ class StackSpec:
     targets: tuple[str, ...]          # target kinds it can talk to
     packages: tuple[str, ...]         # pip distributions it needs
     modules: tuple[str, ...]          # importable modules proving they are installed
-    adapter: str                      # "module:Class"
+    adapters: dict[str, str]          # workload -> "module:Class" implementing it
     description: str
-    workloads: tuple[str, ...] = ("kv",)
     extra: str | None = None          # dbstand extra that installs it
+
+    @property
+    def workloads(self) -> tuple[str, ...]:
+        return tuple(self.adapters)
 
     def missing_modules(self) -> list[str]:
         missing = []
@@ -62,9 +65,13 @@ class StackSpec:
                 f"stack {self.name!r} needs {', '.join(self.packages)}, which is not "
                 f"installed ({hint})")
 
-    def load(self) -> Any:
+    def load(self, workload: str) -> Any:
+        """The adapter class implementing `workload` for this stack."""
+        if workload not in self.adapters:
+            raise UserError(f"stack {self.name!r} does not implement the {workload} workload "
+                            f"(it does: {', '.join(self.adapters) or 'nothing yet'})")
         self.require()
-        module_name, _, attr = self.adapter.partition(":")
+        module_name, _, attr = self.adapters[workload].partition(":")
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
@@ -77,20 +84,26 @@ STACKS: dict[str, StackSpec] = {
     spec.name: spec
     for spec in (
         StackSpec("sqlite3", ("sqlite",), ("sqlite3",), ("sqlite3",),
-                  "dbstand.stacks.sqlite3_stack:Sqlite3Kv",
+                  {"kv": "dbstand.stacks.sqlite3_stack:Sqlite3Kv"},
                   "Python's built-in sqlite3 module (autocommit)"),
         StackSpec("psycopg", ("postgresql",), ("psycopg", "psycopg-binary"), ("psycopg",),
-                  "dbstand.stacks.psycopg_stack:PsycopgKv",
+                  {"kv": "dbstand.stacks.psycopg_stack:PsycopgKv"},
                   "psycopg 3, C implementation; server-side prepare after 5 executions "
                   "(its default prepare_threshold)", extra="postgresql"),
         StackSpec("psycopg2", ("postgresql",), ("psycopg2-binary",), ("psycopg2",),
-                  "dbstand.stacks.psycopg2_stack:Psycopg2Kv",
+                  {"kv": "dbstand.stacks.psycopg2_stack:Psycopg2Kv"},
                   "psycopg2 (libpq, client-side parameter interpolation)",
                   extra="postgresql"),
         StackSpec("pg8000", ("postgresql",), ("pg8000",), ("pg8000",),
-                  "dbstand.stacks.pg8000_stack:Pg8000Kv",
+                  {"kv": "dbstand.stacks.pg8000_stack:Pg8000Kv"},
                   "pg8000, pure Python, DB-API interface (unnamed prepared statements)",
                   extra="postgresql"),
+        StackSpec("pymysql", ("mysql",), ("PyMySQL",), ("pymysql",),
+                  {},
+                  "PyMySQL, pure Python MySQL/MariaDB driver", extra="mysql"),
+        StackSpec("mysqlclient", ("mysql",), ("mysqlclient",), ("MySQLdb",),
+                  {},
+                  "mysqlclient (MySQLdb), C extension over libmariadb", extra="mysql"),
     )
 }
 

@@ -26,7 +26,7 @@ VERIFY_SAMPLE = 25
 
 def open_client(case: Case) -> KvClient:
     spec = get_stack(case.stack)
-    client_cls = spec.load()
+    client_cls = spec.load("kv")
     client: KvClient = client_cls(case.target, case.params.get("prefix", "dbstand_"))
     client.connect()
     return client
@@ -111,6 +111,9 @@ class KvWorkload(Workload):
         seen: set[tuple[str, str]] = set()
         for case in cases:
             spec = get_stack(case.stack)
+            if "kv" not in spec.adapters:
+                raise UserError(f"stack {case.stack!r} does not implement kv yet "
+                                f"(it does: {', '.join(spec.adapters) or 'nothing yet'})")
             if case.target.kind not in spec.targets:
                 raise UserError(f"stack {case.stack!r} cannot talk to {case.target.kind} "
                                 f"targets (it supports: {', '.join(spec.targets)})")
