@@ -313,6 +313,10 @@ class ManagedServer(ABC):
         try:
             self.record = self._start(self.base_dir)
         except BaseException:
+            # a server already running when start failed (or Ctrl-C hit) is stopped too
+            if self.record is not None:
+                with contextlib.suppress(Exception):
+                    self._stop(self.record)
             self._cleanup()
             raise
         return self.record

@@ -100,17 +100,22 @@ class ManagedPostgres(ManagedServer):
         with open(data / "postgresql.auto.conf", "a") as fh:
             for key, value in settings.items():
                 fh.write(f"{key} = {value}\n")
-        self.run_tool([str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log_path),
-                       "-w", "-t", "60", "start"], what="pg_ctl start")
+        try:
+            self.run_tool([str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log_path),
+                           "-w", "-t", "60", "start"], what="pg_ctl start")
+        finally:
+            pid_file = data / "postmaster.pid"
+            if pid_file.exists():  # started, even if pg_ctl then failed: remember to stop it
+                self.record = ServerRecord(
+                    kind=self.kind, pid=int(pid_file.read_text().split()[0]), port=self.port,
+                    url=f"postgresql://postgres@127.0.0.1:{self.port}/dbstand",
+                    password=self.password, base_dir=str(base_dir), log_path=str(log_path),
+                    run_as=self.run_as,
+                    settings={k: v.strip("'") for k, v in settings.items()},
+                )
+        record = self.record
+        assert record is not None
         wait_for_port(self.port, 30)
-        pid = int((data / "postmaster.pid").read_text().split()[0])
-        record = ServerRecord(
-            kind=self.kind, pid=pid, port=self.port,
-            url=f"postgresql://postgres@127.0.0.1:{self.port}/dbstand",
-            password=self.password, base_dir=str(base_dir), log_path=str(log_path),
-            run_as=self.run_as, settings={k: v.strip("'") for k, v in settings.items()},
-        )
-        self.record = record
         self.run_tool([str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port),
                        "-U", "postgres", "dbstand"],
                       env={"PGPASSWORD": self.password}, what="createdb")
