@@ -9,7 +9,7 @@ from types import FrameType
 import click
 import typer
 
-from dbstand.cli import listing, report, run, server
+from dbstand.cli import compare, listing, report, run, server
 from dbstand.cli.common import redact_text
 from dbstand.errors import UserError
 
@@ -23,6 +23,7 @@ app = typer.Typer(
 )
 app.add_typer(run.app, name="run")
 app.command("report")(report.report)
+app.command("compare")(compare.compare_runs)
 app.add_typer(listing.app, name="list")
 app.add_typer(server.app, name="server")
 
