@@ -9,7 +9,7 @@ untimed, through the same connection.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 from dbstand.targets.url import TargetURL
@@ -75,3 +75,44 @@ class KvClient(ABC):
 
     def fetch_names(self, keys: Sequence[int]) -> dict[int, str]:
         return {k: row[1] for k in keys if (row := self.fetch(k)) is not None}
+
+
+AsyncOp = Callable[[Any], Awaitable[object]]
+
+
+class AsyncKvClient(ABC):
+    """One connection (or one multiplexed session) of an asyncio stack.
+
+    Only the timed operations are async. Preparing, verifying and restoring the
+    table go through the synchronous stack named by `admin_stack` on the same
+    target, which also makes the verification independent of the stack under test.
+    """
+
+    stack: str = ""
+    #: a synchronous stack of the same target kind used for untimed data management
+    admin_stack: str = ""
+    #: True if many coroutines may use one connection at once (e.g. asynctnt)
+    multiplexes: bool = False
+
+    def __init__(self, target: TargetURL, prefix: str):
+        self.target = target
+        self.prefix = prefix
+
+    @abstractmethod
+    async def connect(self) -> None:
+        """Open the connection; raise TargetError (one line) when it cannot."""
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    @abstractmethod
+    def operation(self, op: str) -> AsyncOp:
+        """The coroutine function doing `op` on one parameter tuple (the timed part);
+        `select` returns the row (id, name) or None."""
+
+    def forms(self) -> dict[str, str]:
+        return {}
+
+    def describe(self) -> str:
+        """One line recorded with results: driver, version, prepared or not..."""
+        return self.stack
