@@ -16,15 +16,16 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from dbstand.engine.config import EngineConfig
 from dbstand.engine.histogram import LatencyHistogram
+from dbstand.engine.loops import execute, make_plan
 from dbstand.engine.stats import Summary, make_stop_rule, summarize
 from dbstand.errors import CaseFailed
+from dbstand.modes.executors import Executor, SyncExecutor
 
 Op = Callable[[Any], object]
-clock = time.perf_counter_ns
 
 
 @dataclass
@@ -79,53 +80,21 @@ def _noop(_arg: object) -> None:
     return None
 
 
-def _plain_loop(op: Op, args: Sequence[Any]) -> int:
-    start = clock()
-    for arg in args:
-        op(arg)
-    return clock() - start
-
-
-def _timed_loop(op: Op, args: Sequence[Any], out: list[int]) -> int:
-    append = out.append
-    start = clock()
-    for arg in args:
-        t0 = clock()
-        op(arg)
-        append(clock() - t0)
-    return clock() - start
-
-
-def _sampled_loop(op: Op, chunks: Sequence[tuple[Any, Sequence[Any]]], out: list[int]) -> int:
-    append = out.append
-    start = clock()
-    for first, rest in chunks:
-        t0 = clock()
-        op(first)
-        append(clock() - t0)
-        for arg in rest:
-            op(arg)
-    return clock() - start
-
-
-def _chunks(args: Sequence[Any], k: int, rng: random.Random) -> list[tuple[Any, Sequence[Any]]]:
-    """Split args into chunks of random length averaging k; the first op of each is timed."""
-    chunks = []
-    i, n = 0, len(args)
-    while i < n:
-        length = rng.randint(1, 2 * k - 1)
-        chunks.append((args[i], args[i + 1:i + length]))
-        i += length
-    return chunks
-
-
 def calibrate(args: Sequence[Any], rounds: int = 3) -> tuple[float, float]:
     """Per-op cost of the bare loop and extra per-op cost of timing, both in ns."""
     n = len(args)
-    plain = min(_plain_loop(_noop, args) for _ in range(rounds)) / n
-    sink: list[int] = []
-    timed = min(_timed_loop(_noop, args, sink) for _ in range(rounds)) / n
+    rng = random.Random(0)
+    plain = min(execute(_noop, make_plan(args, 0, rng), []) for _ in range(rounds)) / n
+    timed = min(execute(_noop, make_plan(args, 1, rng), []) for _ in range(rounds)) / n
     return plain, max(timed - plain, 0.0)
+
+
+class Probe(Protocol):
+    """Samples resources around the timed part of each counted iteration."""
+
+    def begin(self) -> None: ...
+
+    def end(self) -> None: ...
 
 
 class _GcPause:
@@ -146,48 +115,61 @@ class _GcPause:
 
 
 def run_benchmark(bench: Benchmark, config: EngineConfig,
-                  on_iteration: Callable[[int, int], None] | None = None) -> CaseMeasurement:
-    """Measure `bench` under `config`. `on_iteration(done, max)` drives progress bars."""
+                  on_iteration: Callable[[int, int], None] | None = None,
+                  executor: Executor | None = None,
+                  probe: Probe | None = None) -> CaseMeasurement:
+    """Measure `bench` under `config`.
+
+    `executor` spreads each iteration over a mode's workers (default: `bench.op`
+    called in this thread); `probe` brackets the timed part of each counted
+    iteration; `on_iteration(done, max)` drives progress bars.
+    """
     rng = random.Random(config.seed)
     started = time.perf_counter()
+    executor = executor or SyncExecutor(bench.op)
 
-    def one_iteration(index: int, every: int, samples: list[int]) -> int:
+    def one_iteration(index: int, every: int, latency: LatencyHistogram | None,
+                      measured: bool) -> int:
         args = bench.make_args(index)
         if len(args) != config.revs:
             raise CaseFailed(f"{bench.name}: built {len(args)} arguments, expected {config.revs}")
-        chunks = _chunks(args, every, rng) if every > 1 else None
+        prepared = executor.prepare(args, every, rng)
         try:
             with _GcPause(config.gc_off):
-                if every == 0:
-                    elapsed = _plain_loop(bench.op, args)
-                elif every == 1:
-                    elapsed = _timed_loop(bench.op, args, samples)
-                else:
-                    assert chunks is not None
-                    elapsed = _sampled_loop(bench.op, chunks, samples)
+                if measured and probe is not None:
+                    probe.begin()
+                result = prepared.execute()
+                if measured and probe is not None:
+                    probe.end()
         except CaseFailed:
             raise
         except Exception as exc:
             raise CaseFailed(f"{bench.name}: operation failed: {exc}".strip()) from exc
+        if result.ops_done != config.revs:
+            raise CaseFailed(f"{bench.name}: {result.ops_done} operations done, "
+                             f"expected {config.revs}")
+        if latency is not None:
+            latency.record_many(result.samples)
+            for hist in result.histograms:
+                latency.merge(hist)
         if bench.after_iteration is not None:
             bench.after_iteration(index, args)
         if config.pause_s:
             time.sleep(config.pause_s)
-        return elapsed
+        return result.elapsed_ns
 
-    # Calibration on the arguments of iteration 0 (with a no-op, data untouched).
+    # Calibration with a no-op on the arguments of a spare iteration (data untouched).
     harness_ns, timer_ns = calibrate(bench.make_args(-1))
 
     fixed = config.latency_every()
-    warm_every = 0 if fixed is None else fixed
     warm_ns = 0
-    discard: list[int] = []
     index = 0
     for _ in range(config.warmup):
-        warm_ns = one_iteration(index, warm_every, discard)
+        warm_ns = one_iteration(index, 0 if fixed is None else fixed, None, False)
         index += 1
     if fixed is None:
-        op_ns = max(warm_ns / config.revs - harness_ns, 1.0)
+        # time per operation as one worker sees it (workers run concurrently)
+        op_ns = max(warm_ns * executor.workers / config.revs - harness_ns, 1.0)
         every = max(1, math.ceil(timer_ns / (config.latency_budget_pct / 100 * op_ns)))
     else:
         every = fixed
@@ -198,11 +180,9 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
     times_s: list[float] = []
     counted_from = time.perf_counter()
     while True:
-        samples: list[int] = []
-        elapsed = one_iteration(index, every, samples)
+        elapsed = one_iteration(index, every, latency, True)
         index += 1
         times_s.append(elapsed / 1e9)
-        latency.record_many(samples)
         if on_iteration:
             on_iteration(len(times_s), config.max_iterations)
         out_of_time = time.perf_counter() - counted_from > config.max_time_s
@@ -226,4 +206,5 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
         harness_overhead_ns=round(harness_ns, 1),
         timer_overhead_ns=round(timer_ns, 1),
         elapsed_s=time.perf_counter() - started,
+        extra={"workers": executor.workers, "timed": executor.timed},
     )
