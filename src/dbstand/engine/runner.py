@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dbstand.engine.config import EngineConfig
+from dbstand.engine.executor import Executor, SyncExecutor
 from dbstand.engine.histogram import LatencyHistogram
 from dbstand.engine.loops import execute, make_plan
 from dbstand.engine.stats import Summary, make_stop_rule, summarize
 from dbstand.errors import CaseFailed
-from dbstand.modes.executors import Executor, SyncExecutor
 
 Op = Callable[[Any], object]
 

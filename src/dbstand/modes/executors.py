@@ -1,84 +1,20 @@
-"""Executors: one iteration's R operations spread over the workers of a mode.
+"""Concurrent executors: threads and asyncio (processes: see processes.py).
 
-Every executor works in two phases so that nothing but the operations is timed:
-`prepare` slices the arguments and builds each worker's plan; `Prepared.execute`
-starts all workers together and returns when the last one is done. Connections are
-opened when the executor is built, before any timed window, identically in every
-mode.
+Each is built with its workers' connections already open, so connection set-up is
+never timed, in any mode.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import random
 import threading
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from dbstand.engine.histogram import LatencyHistogram
+from dbstand.engine.executor import Executor, IterationResult, Prepared, split
 from dbstand.engine.loops import AsyncOp, Op, Plan, aexecute, clock, execute, make_plan
-
-
-@dataclass
-class IterationResult:
-    """What one iteration measured: wall time, latencies, operations done."""
-
-    elapsed_ns: int
-    ops_done: int
-    samples: list[int] = field(default_factory=list)            # raw ns, in-process
-    histograms: list[LatencyHistogram] = field(default_factory=list)  # from other processes
-
-
-class Prepared(ABC):
-    @abstractmethod
-    def execute(self) -> IterationResult: ...
-
-
-class Executor(ABC):
-    """Issues operations for one case in one mode."""
-
-    workers: int = 1
-    #: what the timed window contains, recorded with results
-    timed = "operations only (connections opened before the timed window)"
-
-    @abstractmethod
-    def prepare(self, args: Sequence[Any], every: int, rng: random.Random) -> Prepared: ...
-
-    def run(self, args: Sequence[Any], every: int, rng: random.Random) -> IterationResult:
-        return self.prepare(args, every, rng).execute()
-
-    def close(self) -> None:  # noqa: B027 - most executors hold nothing to release
-        """Release workers (threads, event loop, processes)."""
-
-
-def split(args: Sequence[Any], n: int) -> list[Sequence[Any]]:
-    """Round-robin shares, so each worker sees the same mix of keys."""
-    return [args[i::n] for i in range(n)]
-
-
-# --- sync -----------------------------------------------------------------------
-class _SyncPrepared(Prepared):
-    def __init__(self, op: Op, plan: Plan):
-        self.op, self.plan = op, plan
-
-    def execute(self) -> IterationResult:
-        samples: list[int] = []
-        elapsed = execute(self.op, self.plan, samples)
-        return IterationResult(elapsed, self.plan.ops, samples)
-
-
-class SyncExecutor(Executor):
-    """One connection, operations one after another."""
-
-    def __init__(self, op: Op):
-        self.op = op
-
-    def prepare(self, args: Sequence[Any], every: int, rng: random.Random) -> Prepared:
-        return _SyncPrepared(self.op, make_plan(args, every, rng))
 
 
 # --- threads --------------------------------------------------------------------
@@ -116,7 +52,8 @@ class _ThreadPrepared(Prepared):
 class ThreadExecutor(Executor):
     """N OS threads, each with its own connection's operation."""
 
-    def __init__(self, ops: list[Op]):
+    def __init__(self, ops: list[Op], closers: Sequence[Callable[[], Any]] = ()):
+        super().__init__(closers)
         self.ops = ops
         self.workers = len(ops)
 
@@ -160,10 +97,10 @@ class AsyncioExecutor(Executor):
 
     def __init__(self, loop: asyncio.AbstractEventLoop, ops: list[AsyncOp],
                  closers: Sequence[Callable[[], Any]] = ()):
+        super().__init__(closers)
         self.loop = loop
         self.ops = ops
         self.workers = len(ops)
-        self.closers = list(closers)
 
     def prepare(self, args: Sequence[Any], every: int, rng: random.Random) -> Prepared:
         return _AsyncPrepared(self.loop, self.ops, [make_plan(s, every, rng)
@@ -178,15 +115,3 @@ class AsyncioExecutor(Executor):
         self.loop.close()
 
 
-@contextlib.contextmanager
-def gc_paused(enabled: bool = True):  # type: ignore[no-untyped-def]
-    """GC off inside a worker process's iteration, as in the parent."""
-    was = gc.isenabled()
-    if enabled:
-        gc.collect()
-        gc.disable()
-    try:
-        yield
-    finally:
-        if enabled and was:
-            gc.enable()

@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
+from dbstand.engine.executor import Executor, IterationResult, Prepared, gc_paused, split
 from dbstand.engine.histogram import LatencyHistogram
 from dbstand.engine.loops import clock
 from dbstand.errors import CaseFailed
-from dbstand.modes.executors import Executor, IterationResult, Prepared, gc_paused, split
 
 START_TIMEOUT_S = 60.0
 
@@ -99,6 +99,7 @@ class ProcessExecutor(Executor):
 
     def __init__(self, processes: int, factory: WorkerFactory, gc_off: bool = True,
                  start_method: str = "spawn"):
+        super().__init__()
         self.workers = processes
         ctx = mp.get_context(start_method)
         self.go = ctx.Event()

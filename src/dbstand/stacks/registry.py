@@ -26,6 +26,7 @@ class StackSpec:
     adapters: dict[str, str]          # workload -> "module:Class" implementing it
     description: str
     extra: str | None = None          # dbstand extra that installs it
+    is_async: bool = False            # its operations are coroutines (asyncio modes)
 
     @property
     def workloads(self) -> tuple[str, ...]:
