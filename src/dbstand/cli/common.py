@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 
@@ -9,7 +10,16 @@ from rich.console import Console
 
 from dbstand.errors import UserError
 
-console = Console()
+
+def _width() -> int | None:
+    """Terminal width when there is a terminal; otherwise (CI logs, pipes) wide enough
+    that tables never truncate a number."""
+    if sys.stdout.isatty() or os.environ.get("COLUMNS"):
+        return None
+    return 160
+
+
+console = Console(width=_width())
 err_console = Console(stderr=True)
 
 _URL_PASSWORD = re.compile(r"(?P<head>[a-z][a-z0-9+.-]*://[^/\s:@]*):(?P<pw>[^@\s/]*)@",

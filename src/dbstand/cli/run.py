@@ -11,7 +11,9 @@ import typer
 
 from dbstand.cli.common import console, redacted_argv, split_list
 from dbstand.engine.config import EngineConfig
+from dbstand.errors import UserError
 from dbstand.execution import RunRequest, default_output, execute
+from dbstand.modes.spec import default_sweep, expand_modes
 from dbstand.report.html import write_html
 from dbstand.report.render import render_terminal
 from dbstand.results.store import ResultsFile
@@ -33,11 +35,16 @@ Html = Annotated[Path | None, typer.Option("--html", help="Also write the HTML r
 
 
 def _finish(results: ResultsFile, html: Path | None) -> None:
+    """Print the table and where things are; exit 1 if a case failed (for CI)."""
     render_terminal(results, console)
     console.print(f"results: [bold]{results.path}[/]")
     if html is not None:
         write_html(results, html)
         console.print(f"report: [bold]{html}[/]")
+    failed = sum(1 for c in results.cases if c.get("status") != "ok")
+    if failed:
+        console.print(f"[red]{failed} case(s) failed[/]")
+        raise typer.Exit(1)
 
 
 @contextlib.contextmanager
@@ -51,16 +58,28 @@ def _targets(text: str | None) -> Iterator[list[TargetURL]]:
 
 
 def _kv_cases(targets: list[TargetURL], stacks: list[str], ops: list[str], modes: list[str],
-              rows: int, revs: int, distribution: str, prefix: str, keep: bool) -> list[Case]:
+              rows: int, revs: int, distribution: str, prefix: str, keep: bool,
+              sweep: bool = False, loop: str = "asyncio") -> list[Case]:
+    """The matrix: targets x stacks x modes x ops. With `sweep`, each stack gets the
+    default concurrency sweep of its kind (asyncio levels for asyncio stacks, threads
+    for synchronous ones) after the modes asked for."""
+    if loop not in ("asyncio", "uvloop"):
+        raise UserError(f"--loop must be asyncio or uvloop, not {loop!r}")
+    asked = expand_modes(modes)
     cases = []
     for target in targets:
         for stack in stacks:
-            get_stack(stack)  # unknown stack: one clear error before anything runs
-            for mode in modes:
+            spec = get_stack(stack)  # unknown stack: one clear error before anything runs
+            stack_modes = list(asked)
+            if sweep:
+                extra = default_sweep("asyncio" if spec.is_async else "threads")
+                stack_modes = [m for m in stack_modes if m.is_async == spec.is_async] + \
+                    [m for m in extra if m not in stack_modes]
+            for mode in stack_modes:
                 for op in ops:
-                    cases.append(Case("kv", stack, target, mode, op, {
+                    cases.append(Case("kv", stack, target, mode.name, op, {
                         "rows": rows, "revs": revs, "distribution": distribution,
-                        "prefix": prefix, "keep": keep}))
+                        "prefix": prefix, "keep": keep, "loop": loop}))
     return cases
 
 
@@ -86,7 +105,15 @@ def run_kv(
     stack: Annotated[str | None, typer.Option(
         help="Stack(s), comma-separated (see `dbstand list stacks`)")] = None,
     op: Annotated[str, typer.Option(help="Operations: " + ",".join(OPS))] = ",".join(OPS),
-    mode: Annotated[str, typer.Option(help="Modes (sync)")] = "sync",
+    mode: Annotated[str, typer.Option(
+        help="Modes: sync, threads:N, asyncio:N, processes:P, processes:PxAsyncio:N "
+             "(+shared: coroutines share one connection); asyncio:1,5,10 is a sweep")]
+        = "sync",
+    sweep: Annotated[bool, typer.Option(
+        help="Also run each stack's default concurrency sweep and report the optimum")]
+        = False,
+    loop: Annotated[str, typer.Option(help="Event loop for asyncio modes: asyncio or "
+                                           "uvloop")] = "asyncio",
     revs: Annotated[int, typer.Option(help="Operations per iteration")] = 10_000,
     rows: Annotated[int, typer.Option(help="Rows in the table")] = DEFAULT_ROWS,
     warmup: Annotated[int, typer.Option(help="Uncounted warm-up iterations")] = 1,
@@ -120,7 +147,8 @@ def run_kv(
     modes = split_list(mode, "--mode")
     with _targets(target) as targets:
         stacks = split_list(stack, "--stack") or _default_stacks(targets)
-        cases = _kv_cases(targets, stacks, ops, modes, rows, revs, distribution, prefix, keep)
+        cases = _kv_cases(targets, stacks, ops, modes, rows, revs, distribution, prefix, keep,
+                          sweep, loop)
         results = execute(RunRequest(get_workload("kv"), cases, config,
                                      output or default_output("kv"), redacted_argv()),
                           console)
@@ -135,7 +163,5 @@ def _default_stacks(targets: list[TargetURL]) -> list[str]:
         if name and name not in stacks:
             stacks.append(name)
     if not stacks:
-        from dbstand.errors import UserError
-
         raise UserError("no default stack for these targets: name one with --stack")
     return stacks

@@ -16,6 +16,7 @@ from dbstand.report.table import (
     TERMINAL_CAPTION,
     TERMINAL_COLUMNS,
     formatted,
+    sweep_lines,
     table_rows,
 )
 from dbstand.results.store import ResultsFile
@@ -40,8 +41,8 @@ def render_terminal(results: ResultsFile, console: Console) -> None:
                   box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     for col in columns:
         table.add_column(col.title, justify="right" if col.numeric else "left",
-                         overflow="ellipsis" if col.key == "note" else "fold",
-                         no_wrap=col.key != "note")
+                         overflow="fold", no_wrap=col.numeric,
+                         min_width=len(col.title) if col.key != "note" else None)
     for row in rows:
         style = "red" if row["failed"] else ("yellow" if row["unstable"] else None)
         table.add_row(*(formatted(row, c.key) for c in columns), style=style)
@@ -69,7 +70,7 @@ def _footnotes(results: ResultsFile, rows: list[dict[str, Any]]) -> list[str]:
              for row in rows if row.get("op_form")}
     for (kind, op), form in forms.items():
         lines.append(f"{op} on {kind}: {form}")
-    return lines
+    return lines + sweep_lines(results.cases)
 
 
 def _constant_columns(results: ResultsFile, rows: list[dict[str, Any]]) -> set[str]:

@@ -7,6 +7,7 @@ of the same operation in the same run; ratios, never cross-machine absolutes.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,3 +128,52 @@ def formatted(row: dict[str, Any], key: str) -> str:
     if key == "ci95_pct" and value is not None:
         return f"±{value:.1f}"
     return _fmt(value)
+
+
+def _mode_family(mode: str) -> tuple[str, str]:
+    """`asyncio:25` -> ("asyncio:", "25"); `processes:2xasyncio:25` -> ("processes:2xasyncio:",
+    "25"); the family is what a sweep varies the last number of."""
+    head, sep, last = mode.rpartition(":")
+    shared = last.endswith("+shared")
+    last = last.removesuffix("+shared")
+    return (head + sep + ("+shared" if shared else ""), last) if last.isdigit() else (mode, "")
+
+
+def sweeps(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Concurrency sweeps found in a run: the curve and its optimum, per stack and op."""
+    groups: dict[tuple, list[tuple[int, dict[str, Any]]]] = {}
+    for r in records:
+        if r.get("status") != "ok" or not r.get("ops_per_s"):
+            continue
+        family, level = _mode_family(str(r.get("mode", "")))
+        if not level:
+            continue
+        key = (r.get("workload"), r.get("stack"), r.get("target"), r.get("op"), family,
+               json.dumps(r.get("params", {}), sort_keys=True))
+        groups.setdefault(key, []).append((int(level), r))
+    out = []
+    for (workload, stack, _target, op, family, _), points in groups.items():
+        if len(points) < 2:
+            continue
+        points.sort(key=lambda p: p[0])
+        best_level, best = max(points, key=lambda p: p[1]["ops_per_s"])
+        out.append({"workload": workload, "stack": stack, "op": op, "family": family,
+                    "curve": [(lvl, r["ops_per_s"], bool(r.get("unstable")))
+                              for lvl, r in points],
+                    "optimum": f"{family}{best_level}", "optimum_ops_per_s": best["ops_per_s"]})
+    return out
+
+
+def sweep_lines(records: list[dict[str, Any]]) -> list[str]:
+    """One line per sweep: ops/s at each level, the optimum starred."""
+    lines = []
+    for sw in sweeps(records):
+        best = max(ops for _, ops, _ in sw["curve"])
+        points = []
+        for level, ops, unstable in sw["curve"]:
+            mark = "*" if ops == best else ""
+            flag = " (unstable)" if unstable else ""
+            points.append(f"{level}: {ops:,.0f}{mark}{flag}")
+        lines.append(f"sweep {sw['stack']} {sw['op']} {sw['family']}N, ops/s: "
+                     f"{' · '.join(points)}; optimum {sw['optimum']}")
+    return lines

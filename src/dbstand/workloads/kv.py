@@ -14,20 +14,30 @@ from typing import Any
 
 from dbstand.engine import Benchmark, EngineConfig, run_benchmark
 from dbstand.errors import CaseFailed, UserError
+from dbstand.modes.spec import parse_mode
 from dbstand.stacks.base import KvClient
 from dbstand.stacks.registry import get_stack
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.keys import DISTRIBUTIONS, key_chooser
+from dbstand.workloads.kv_executors import build_executor, check_mode, mode_record
 
 OPS = ("select", "insert", "update", "upsert", "replace", "delete")
 DEFAULT_ROWS = 10_000
 VERIFY_SAMPLE = 25
 
 
-def open_client(case: Case) -> KvClient:
+def _prefix(case: Case) -> str:
+    return str(case.params.get("prefix", "dbstand_"))
+
+
+def open_admin_client(case: Case) -> KvClient:
+    """The case's synchronous connection: the stack itself, or for an asyncio stack
+    the sync stack it names for untimed data management."""
     spec = get_stack(case.stack)
     client_cls = spec.load("kv")
-    client: KvClient = client_cls(case.target, case.params.get("prefix", "dbstand_"))
+    if spec.is_async:
+        client_cls = get_stack(client_cls.admin_stack).load("kv")
+    client: KvClient = client_cls(case.target, _prefix(case))
     client.connect()
     return client
 
@@ -119,8 +129,7 @@ class KvWorkload(Workload):
                                 f"targets (it supports: {', '.join(spec.targets)})")
             if case.op not in OPS:
                 raise UserError(f"unknown kv operation {case.op!r} (known: {', '.join(OPS)})")
-            if case.mode != "sync":
-                raise UserError(f"mode {case.mode!r} is not available for kv yet (use sync)")
+            mode = parse_mode(case.mode)
             if case.params["distribution"] not in DISTRIBUTIONS:
                 raise UserError(f"unknown key distribution {case.params['distribution']!r} "
                                 f"(known: {', '.join(DISTRIBUTIONS)})")
@@ -131,32 +140,50 @@ class KvWorkload(Workload):
                 raise UserError(f"delete removes each key at most once per iteration: --revs "
                                 f"({case.params['revs']}) cannot exceed --rows ({rows})")
             spec.require()
+            check_mode(spec, mode, case.params["revs"])
             key = (case.stack, case.target.secret())
             if key not in seen:
                 seen.add(key)
-                client = open_client(case)  # proves reachability and credentials
+                client = open_admin_client(case)  # proves reachability and credentials
                 try:
                     client.check_ownership()
                 finally:
                     client.close()
+                if spec.is_async:
+                    executor = build_executor(spec, case.target, _prefix(case), "select",
+                                              parse_mode("asyncio:1"), None,
+                                              case.params.get("loop", "asyncio"))
+                    executor.close()  # the asyncio driver itself can connect
 
     def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
         spec = get_stack(case.stack)
-        client = open_client(case)
+        mode = parse_mode(case.mode)
+        client = open_admin_client(case)
         rows = case.params["rows"]
+        packages = spec.versions()
         try:
             server = client.server_facts()
+            if spec.is_async:
+                admin_spec = get_stack(spec.load("kv").admin_stack)
+                packages.update(admin_spec.versions())
+                server["admin_stack"] = admin_spec.name
             client.create_table()
             client.fill((k, f"tuple_{k}") for k in range(1, rows + 1))
             kv = KvBenchmark(client, case.op, rows, config.revs,
                              case.params["distribution"], config.seed)
-            measurement = run_benchmark(kv.benchmark(), config, progress)
+            executor = build_executor(spec, case.target, _prefix(case), case.op, mode, client,
+                                      case.params.get("loop", "asyncio"), config.gc_off)
+            try:
+                measurement = run_benchmark(kv.benchmark(), config, progress, executor)
+            finally:
+                executor.close()
             if not case.params.get("keep"):
                 client.drop_table()
         finally:
             client.close()
         metrics: dict[str, Any] = {"measurement": measurement,
-                                   "op_form": client.forms().get(case.op, "")}
+                                   "op_form": client.forms().get(case.op, ""),
+                                   "mode_detail": mode_record(mode, executor)}
         if case.op in ("upsert", "replace"):
             metrics["key_paths"] = "all hits (keys drawn from existing rows)"
-        return CaseOutcome(metrics=metrics, server=server, packages=spec.versions())
+        return CaseOutcome(metrics=metrics, server=server, packages=packages)

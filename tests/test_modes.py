@@ -1,0 +1,127 @@
+"""Modes on a real PostgreSQL: threads and processes, merged histograms, dying workers."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from dbstand.errors import UserError
+from dbstand.modes.spec import expand_modes, parse_mode
+
+FAST = ["--rows", "400", "--min-iterations", "3", "--max-iterations", "4", "--ci", "50"]
+
+
+def cases(path: Path) -> list[dict]:
+    return [r for r in map(json.loads, path.read_text().splitlines()) if r["type"] == "case"]
+
+
+def test_mode_names() -> None:
+    names = [m.name for m in expand_modes(["sync", "asyncio:1", "5", "threads:16",
+                                           "processes:2xAsyncio:25", "asyncio:25+shared"])]
+    assert names == ["sync", "asyncio:1", "asyncio:5", "threads:16", "processes:2xasyncio:25",
+                     "asyncio:25+shared"]
+    spec = parse_mode("processes:2xasyncio:25")
+    assert (spec.concurrency, spec.connections, spec.is_async) == (50, 50, True)
+    assert parse_mode("asyncio:25+shared").connections == 1
+    for bad in ("threads:0", "bogus", "sync+shared", "processes:2xthreads:4"):
+        with pytest.raises(UserError):
+            parse_mode(bad)
+    with pytest.raises(UserError):
+        expand_modes(["sync", "5"])
+
+
+@pytest.mark.parametrize("mode", ["threads:3", "processes:2"])
+def test_merged_histogram_counts_every_operation(cli, pg_url: str, tmp_path: Path,
+                                                 mode: str) -> None:
+    out = tmp_path / "r.jsonl"
+    res = cli("run", "kv", "--target", pg_url, "--stack", "psycopg", "--mode", mode,
+              "--op", "select,insert,delete", "--revs", "300", "--latency", "all",
+              "-o", str(out), *FAST)
+    assert res.code == 0, res.stderr
+    for c in cases(out):
+        assert c["status"] == "ok", c.get("error")
+        assert c["mode"] == mode
+        assert c["mode_detail"]["concurrency"] == int(mode.split(":")[1])
+        assert "connections opened before" in c["mode_detail"]["timed"]
+        # every operation of every counted iteration is in the merged histogram, once
+        assert c["latency_samples"] == 300 * c["iterations"]
+
+
+def test_sweep_reports_an_optimum(cli, pg_url: str, tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    res = cli("run", "kv", "--target", pg_url, "--stack", "psycopg2", "--mode",
+              "threads:1,2,4", "--op", "select", "--revs", "400", "-o", str(out), *FAST)
+    assert res.code == 0, res.stderr
+    assert [c["mode"] for c in cases(out)] == ["threads:1", "threads:2", "threads:4"]
+    assert "sweep psycopg2 select threads:N" in res.stdout and "optimum threads:" in res.stdout
+
+
+def test_sync_stack_refuses_asyncio_mode(cli, pg_url: str, tmp_path: Path) -> None:
+    res = cli("run", "kv", "--target", pg_url, "--stack", "psycopg", "--mode", "asyncio:5",
+              "-o", str(tmp_path / "r.jsonl"))
+    assert res.code == 2 and "needs an asyncio stack" in res.stderr
+    res = cli("run", "kv", "--mode", "threads:50", "--revs", "10", "--rows", "10",
+              "-o", str(tmp_path / "r.jsonl"))
+    assert res.code == 2 and "at least the concurrency" in res.stderr
+
+
+def _start_long_run(pg_url: str, out: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "dbstand", "run", "kv", "--target", pg_url, "--stack",
+         "psycopg", "--mode", "processes:2", "--op", "select,update", "--revs", "2000",
+         "--rows", "2000", "--min-iterations", "30", "--max-iterations", "30",
+         "--ci", "0.0001", "--pause", "0.05", "-o", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _workers(proc: subprocess.Popen, want: int, timeout_s: float = 60) -> list[psutil.Process]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        kids = [p for p in psutil.Process(proc.pid).children(recursive=True)
+                if "multiprocessing" in " ".join(p.cmdline())
+                and "resource_tracker" not in " ".join(p.cmdline())]
+        if len(kids) >= want:
+            return kids
+        time.sleep(0.2)
+    raise AssertionError("worker processes did not appear")
+
+
+def test_dying_worker_fails_the_case_clearly(pg_url: str, tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    proc = _start_long_run(pg_url, out)
+    try:
+        victim = _workers(proc, 2)[0]
+        time.sleep(1.0)
+        victim.kill()
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, err
+    first = cases(out)[0]
+    assert first["status"] == "failed"
+    assert "worker process" in first["error"] and "died" in first["error"]
+
+
+def test_no_orphans_after_sigint(pg_url: str, tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    proc = _start_long_run(pg_url, out)
+    try:
+        workers = _workers(proc, 2)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    _gone, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive, f"orphan workers: {[p.pid for p in alive]}"
+    assert json.loads(out.read_text().splitlines()[-1])["status"] == "interrupted"
