@@ -75,7 +75,7 @@ def test_sync_stack_refuses_asyncio_mode(cli, pg_url: str, tmp_path: Path) -> No
 def _start_long_run(pg_url: str, out: Path) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "dbstand", "run", "kv", "--target", pg_url, "--stack",
-         "psycopg", "--mode", "processes:2", "--op", "select,update", "--revs", "2000",
+         "psycopg", "--mode", "processes:2", "--op", "select", "--revs", "2000",
          "--rows", "2000", "--min-iterations", "30", "--max-iterations", "30",
          "--ci", "0.0001", "--pause", "0.05", "-o", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

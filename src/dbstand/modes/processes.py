@@ -153,8 +153,12 @@ class ProcessExecutor(Executor):
                           f"(exit code {proc.exitcode})")
 
     def prepare(self, args: Sequence[Any], every: int, rng: random.Random) -> Prepared:
-        for conn, share in zip(self.conns, split(args, self.workers), strict=True):
-            conn.send(("run", list(share), every, rng.randrange(2**31)))
+        for i, (conn, share) in enumerate(zip(self.conns, split(args, self.workers),
+                                              strict=True)):
+            try:
+                conn.send(("run", list(share), every, rng.randrange(2**31)))
+            except OSError:  # BrokenPipeError: the worker is gone
+                raise self._died(i) from None
         self.collect("prepared", timeout_s=START_TIMEOUT_S)
         return _ProcessPrepared(self)
 

@@ -8,6 +8,7 @@ through the same connection that the operations really happened.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -15,8 +16,10 @@ from typing import Any
 from dbstand.engine import Benchmark, EngineConfig, run_benchmark
 from dbstand.errors import CaseFailed, UserError
 from dbstand.modes.spec import parse_mode
+from dbstand.probes.case import CaseProbes
 from dbstand.stacks.base import KvClient
-from dbstand.stacks.registry import get_stack
+from dbstand.stacks.external import ExternalKv
+from dbstand.stacks.registry import StackSpec, get_stack
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.keys import DISTRIBUTIONS, key_chooser
 from dbstand.workloads.kv_executors import build_executor, check_mode, mode_record
@@ -30,16 +33,42 @@ def _prefix(case: Case) -> str:
     return str(case.params.get("prefix", "dbstand_"))
 
 
+def case_spec(case: Case) -> StackSpec:
+    """The case's stack on its protocol (`tarantool[sql]`) and, for stacks sitting on a
+    driver, on the driver for the target (`sqlalchemy-orm+pymysql`)."""
+    spec = get_stack(case.stack)
+    protocol = case.params.get("protocol")
+    if protocol and spec.protocol is None:
+        spec = spec.variant(protocol=protocol)
+    return spec.for_target(case.target.kind)
+
+
 def open_admin_client(case: Case) -> KvClient:
     """The case's synchronous connection: the stack itself, or for an asyncio stack
     the sync stack it names for untimed data management."""
-    spec = get_stack(case.stack)
+    spec = case_spec(case)
     client_cls = spec.load("kv")
     if spec.is_async:
         client_cls = get_stack(client_cls.admin_stack).load("kv")
     client: KvClient = client_cls(case.target, _prefix(case))
     client.connect()
     return client
+
+
+def _async_forms(spec: StackSpec, case: Case) -> tuple[dict[str, str], str]:
+    """Statement forms and description as the asyncio client itself states them
+    (they can depend on the server: one short connection, outside any timing)."""
+    cls = spec.load("kv")
+
+    async def ask() -> tuple[dict[str, str], str]:
+        client = cls(case.target, _prefix(case))
+        await client.connect()
+        try:
+            return client.forms(), client.describe()
+        finally:
+            await client.close()
+
+    return asyncio.run(ask())
 
 
 class KvBenchmark:
@@ -60,10 +89,12 @@ class KvBenchmark:
             return [(k,) for k in self.keys(n)]
         if op == "insert":
             return [(f"tuple_{self.rows + j + 1}",) for j in range(n)]
+        # a new name on every write, even to a key drawn twice: no stack may skip a
+        # write as a no-op (an ORM's dirty check, MySQL's "0 rows changed")
         if op == "update":
-            return [(f"u{i}_{k}", k) for k in self.keys(n)]
+            return [(f"u{i}_{j}_{k}", k) for j, k in enumerate(self.keys(n))]
         if op in ("upsert", "replace"):
-            return [(k, f"v{i}_{k}") for k in self.keys(n)]
+            return [(k, f"v{i}_{j}_{k}") for j, k in enumerate(self.keys(n))]
         if op == "delete":
             return [(k,) for k in self.rng.sample(range(1, self.rows + 1), n)]
         raise CaseFailed(f"unknown kv operation {op!r}")
@@ -76,9 +107,9 @@ class KvBenchmark:
             self._expect(c.count(), self.rows + self.revs, "rows after inserts")
             c.delete_above(self.rows)
         elif op == "update":
-            self._check_names([(k, name) for name, k in args[:VERIFY_SAMPLE]])
+            self._check_names([(k, name) for name, k in args])
         elif op in ("upsert", "replace"):
-            self._check_names([(k, name) for k, name in args[:VERIFY_SAMPLE]])
+            self._check_names([(k, name) for k, name in args])
             self._expect(c.count(), self.rows, "rows after upserts (all hits)")
         elif op == "delete":
             self._expect(c.count(), self.rows - self.revs, "rows after deletes")
@@ -93,15 +124,20 @@ class KvBenchmark:
             if row is None or int(row[0]) != params[0]:
                 raise CaseFailed(f"select of id {params[0]} returned {row!r}")
 
-    def _check_names(self, expected: list[tuple[int, str]]) -> None:
-        # the last write to a key wins: keep the last expected name per key
-        last = dict(expected)
-        got = self.client.fetch_names(list(last))
-        wrong = {k: (v, got.get(k)) for k, v in last.items() if got.get(k) != v}
+    def _check_names(self, written: list[tuple[int, str]]) -> None:
+        """The keys of the first writes hold a name this iteration wrote to them (with
+        concurrent workers, which of a key's writes lands last is not defined)."""
+        names: dict[int, set[str]] = {}
+        for key, name in written:
+            names.setdefault(key, set()).add(name)
+        keys = list(dict.fromkeys(k for k, _ in written[:VERIFY_SAMPLE]))
+        got = self.client.fetch_names(keys)
+        wrong = {k: got.get(k) for k in keys if got.get(k) not in names[k]}
         if wrong:
-            key, (want, have) = next(iter(wrong.items()))
+            key, have = next(iter(wrong.items()))
+            want = sorted(names[key])[0]
             raise CaseFailed(f"{self.op} did not take effect: id {key} has {have!r}, "
-                             f"expected {want!r} ({len(wrong)} of {len(last)} checked rows)")
+                             f"expected {want!r} ({len(wrong)} of {len(keys)} checked rows)")
 
     def _expect(self, got: int, want: int, what: str) -> None:
         if got != want:
@@ -120,7 +156,7 @@ class KvWorkload(Workload):
     def preflight(self, cases: list[Case]) -> None:
         seen: set[tuple[str, str]] = set()
         for case in cases:
-            spec = get_stack(case.stack)
+            spec = case_spec(case)
             if "kv" not in spec.adapters:
                 raise UserError(f"stack {case.stack!r} does not implement kv yet "
                                 f"(it does: {', '.join(spec.adapters) or 'nothing yet'})")
@@ -140,6 +176,9 @@ class KvWorkload(Workload):
                 raise UserError(f"delete removes each key at most once per iteration: --revs "
                                 f"({case.params['revs']}) cannot exceed --rows ({rows})")
             spec.require()
+            check_case = getattr(spec.load("kv"), "check_case", None)
+            if check_case is not None:  # what only this stack refuses (pgbench: its ops)
+                check_case(case.op, case.mode, case.params)
             check_mode(spec, mode, case.params["revs"])
             key = (case.stack, case.target.secret())
             if key not in seen:
@@ -156,7 +195,7 @@ class KvWorkload(Workload):
                     executor.close()  # the asyncio driver itself can connect
 
     def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
-        spec = get_stack(case.stack)
+        spec = case_spec(case)
         mode = parse_mode(case.mode)
         client = open_admin_client(case)
         rows = case.params["rows"]
@@ -171,19 +210,48 @@ class KvWorkload(Workload):
             client.fill((k, f"tuple_{k}") for k in range(1, rows + 1))
             kv = KvBenchmark(client, case.op, rows, config.revs,
                              case.params["distribution"], config.seed)
-            executor = build_executor(spec, case.target, _prefix(case), case.op, mode, client,
-                                      case.params.get("loop", "asyncio"), config.gc_off)
+            bench = kv.benchmark()
+            if isinstance(client, ExternalKv):  # pgbench: another program does the work
+                executor = client.executor(case.op, rows)
+                bench.after_iteration = client.after_iteration
+            else:
+                executor = build_executor(spec, case.target, _prefix(case), case.op, mode,
+                                          client, case.params.get("loop", "asyncio"),
+                                          config.gc_off)
+            probes = _probes(case, client)
             try:
-                measurement = run_benchmark(kv.benchmark(), config, progress, executor)
+                measurement = run_benchmark(bench, config, progress, executor, probes,
+                                            probes.warmup if probes else None)
+                probed = probes.result(config.revs, config.warmup) if probes else None
             finally:
                 executor.close()
+                if probes is not None:
+                    probes.close()
             if not case.params.get("keep"):
                 client.drop_table()
         finally:
             client.close()
+        forms, described = (_async_forms(spec, case) if spec.is_async
+                            else (client.forms(), None))
         metrics: dict[str, Any] = {"measurement": measurement,
-                                   "op_form": client.forms().get(case.op, ""),
+                                   "op_form": forms.get(case.op, ""),
                                    "mode_detail": mode_record(mode, executor)}
+        if described:
+            metrics["client"] = described
+        if not spec.is_async:
+            metrics["client"] = client.describe()
+            metrics.update(client.details())
+        if probed is not None:
+            metrics["probes"] = probed
         if case.op in ("upsert", "replace"):
             metrics["key_paths"] = "all hits (keys drawn from existing rows)"
         return CaseOutcome(metrics=metrics, server=server, packages=packages)
+
+
+def _probes(case: Case, client: KvClient) -> CaseProbes | None:
+    """The case's probes (`--no-probes` turns them off)."""
+    if not case.params.get("probes", True):
+        return None
+    scope = getattr(client, "client_cpu_scope", "process")
+    conn = getattr(client, "conn", None) if case.mode == "sync" else None
+    return CaseProbes(case.target, _prefix(case), client_scope=scope, sqlite_conn=conn)
