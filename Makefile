@@ -4,6 +4,9 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The native HTTP load engine is Rust, built by pip through maturin: cargo must be found.
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+NATIVE := $(wildcard native/loadgen/Cargo.toml native/loadgen/Cargo.lock native/loadgen/src/*.rs)
 
 .PHONY: demo test venv deps-debian lint bench clean
 
@@ -11,8 +14,8 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip==25.3
 
-# Reinstall when the project's metadata changes.
-$(STAMP): pyproject.toml | $(BIN)/python
+# Reinstall when the project's metadata or the native engine's sources change.
+$(STAMP): pyproject.toml $(NATIVE) | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[all,test]'
 	touch $(STAMP)
 
@@ -25,6 +28,7 @@ demo: venv
 ## make test: install what the tests need (Debian packages too), run every test
 test: deps-debian venv
 	$(BIN)/ruff check src tests bench
+	cd native/loadgen && cargo test --quiet
 	$(BIN)/python -m pytest -q
 
 deps-debian:
@@ -35,6 +39,7 @@ lint: venv
 
 bench: venv
 	$(BIN)/python bench/harness_overhead
+	$(BIN)/python bench/http_engine
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache report.html

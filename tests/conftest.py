@@ -28,6 +28,34 @@ def pg_url(pg: ServerRecord) -> str:
     return pg.target().secret()
 
 
+@pytest.fixture(scope="session")
+def mariadb() -> Iterator[ServerRecord]:
+    """A throwaway MariaDB (Debian's mariadb-server) for the whole session."""
+    from dbstand.targets.mysql import ManagedMariaDB
+
+    with ManagedMariaDB() as record:
+        yield record
+
+
+@pytest.fixture(scope="session")
+def mariadb_url(mariadb: ServerRecord) -> str:
+    return mariadb.target().secret()
+
+
+@pytest.fixture(scope="session")
+def tarantool_srv() -> Iterator[ServerRecord]:
+    """A throwaway Tarantool (Debian's tarantool) with the kv study's settings."""
+    from dbstand.targets.tarantool import ManagedTarantool
+
+    with ManagedTarantool() as record:
+        yield record
+
+
+@pytest.fixture(scope="session")
+def tarantool_url(tarantool_srv: ServerRecord) -> str:
+    return tarantool_srv.target().secret()
+
+
 @pytest.fixture(autouse=True)
 def dbstand_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
                  ) -> Path:

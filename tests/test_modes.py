@@ -18,6 +18,12 @@ from dbstand.modes.spec import expand_modes, parse_mode
 FAST = ["--rows", "400", "--min-iterations", "3", "--max-iterations", "4", "--ci", "50"]
 
 
+
+def default_sigint() -> None:
+    """Children of a backgrounded shell inherit SIGINT ignored; the test needs it live."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def cases(path: Path) -> list[dict]:
     return [r for r in map(json.loads, path.read_text().splitlines()) if r["type"] == "case"]
 
@@ -78,7 +84,8 @@ def _start_long_run(pg_url: str, out: Path) -> subprocess.Popen:
          "psycopg", "--mode", "processes:2", "--op", "select", "--revs", "2000",
          "--rows", "2000", "--min-iterations", "30", "--max-iterations", "30",
          "--ci", "0.0001", "--pause", "0.05", "-o", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=default_sigint)
 
 
 def _workers(proc: subprocess.Popen, want: int, timeout_s: float = 60) -> list[psutil.Process]:

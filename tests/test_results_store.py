@@ -16,6 +16,11 @@ from dbstand.errors import UserError
 from dbstand.results.store import ResultsWriter, read_results
 
 
+def default_sigint() -> None:
+    """Children of a backgrounded shell inherit SIGINT ignored; the test needs it live."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_torn_last_line_is_reported_not_fatal(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     w = ResultsWriter(path)
@@ -42,7 +47,8 @@ def test_interrupted_run_keeps_finished_cases(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "dbstand", "run", "kv", "--revs", "2000", "--rows", "2000",
          "--min-iterations", "30", "--max-iterations", "30", "--ci", "0.0001", "--pause", "0.05",
-         "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=default_sigint)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if out.exists() and sum(1 for line in out.read_text().splitlines()

@@ -13,17 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import pymysql
 import pytest
 
 from dbstand.errors import ServerError
 from dbstand.targets import mysql as target
 from dbstand.targets.managed import ServerRecord, pid_running
-
-pymysql = pytest.importorskip("pymysql")
-try:
-    target.find_binaries()
-except ServerError as exc:  # pragma: no cover - machine without mariadb-server
-    pytest.skip(str(exc), allow_module_level=True)
 
 
 def leftovers() -> set[str]:

@@ -14,16 +14,11 @@ from typing import Any
 
 import psutil
 import pytest
+import tarantool
 
 from dbstand.errors import ServerError
 from dbstand.targets import tarantool as target
 from dbstand.targets.managed import ServerRecord, pid_running
-
-tarantool = pytest.importorskip("tarantool")
-try:
-    target.find_binary()
-except ServerError as exc:  # pragma: no cover - machine without tarantool
-    pytest.skip(str(exc), allow_module_level=True)
 
 
 def leftovers() -> set[str]:

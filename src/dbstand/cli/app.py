@@ -9,7 +9,7 @@ from types import FrameType
 import click
 import typer
 
-from dbstand.cli import compare, listing, report, run, server
+from dbstand.cli import compare, http, listing, report, run, run_batch, server  # noqa: F401
 from dbstand.cli.common import redact_text
 from dbstand.errors import UserError
 
@@ -26,6 +26,7 @@ app.command("report")(report.report)
 app.command("compare")(compare.compare_runs)
 app.add_typer(listing.app, name="list")
 app.add_typer(server.app, name="server")
+app.command("http")(http.http)
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:

@@ -59,3 +59,12 @@ def list_targets() -> None:
             "dbstand server up " + kind if kind in MANAGED else "-")
         table.add_row(kind, form, managed)
     console.print(table)
+
+
+@app.command("apis")
+def list_apis(stack: str | None = typer.Option(
+        None, help="Only these stacks, comma-separated")) -> None:
+    """Batch APIs per stack (names for `dbstand run batch --api`) and the limit rows."""
+    from dbstand.cli.batch_listing import apis_table
+
+    console.print(apis_table(stack))

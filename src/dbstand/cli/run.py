@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from dbstand.cli.common import console, redacted_argv, split_list
+from dbstand.cli.protocols import expand_protocols, with_probes
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.execution import RunRequest, default_output, execute
@@ -114,6 +115,13 @@ def run_kv(
         = False,
     loop: Annotated[str, typer.Option(help="Event loop for asyncio modes: asyncio or "
                                            "uvloop")] = "asyncio",
+    protocol: Annotated[str | None, typer.Option(
+        help="Protocols of stacks that offer several, e.g. binary,sql (tarantool), "
+             "simple,prepared (pgbench), text,prepared (mysql-connector-python); "
+             "default: all of each stack's")] = None,
+    probes: Annotated[bool, typer.Option(
+        help="Sample client/server CPU, server RSS and statements around the timed "
+             "windows")] = True,
     revs: Annotated[int, typer.Option(help="Operations per iteration")] = 10_000,
     rows: Annotated[int, typer.Option(help="Rows in the table")] = DEFAULT_ROWS,
     warmup: Annotated[int, typer.Option(help="Uncounted warm-up iterations")] = 1,
@@ -149,6 +157,8 @@ def run_kv(
         stacks = split_list(stack, "--stack") or _default_stacks(targets)
         cases = _kv_cases(targets, stacks, ops, modes, rows, revs, distribution, prefix, keep,
                           sweep, loop)
+        cases = with_probes(expand_protocols(cases, split_list(protocol, "--protocol")),
+                            probes)
         results = execute(RunRequest(get_workload("kv"), cases, config,
                                      output or default_output("kv"), redacted_argv()),
                           console)
@@ -156,7 +166,8 @@ def run_kv(
 
 
 def _default_stacks(targets: list[TargetURL]) -> list[str]:
-    defaults = {"sqlite": "sqlite3", "postgresql": "psycopg"}
+    defaults = {"sqlite": "sqlite3", "postgresql": "psycopg", "mysql": "pymysql",
+                "tarantool": "tarantool"}
     stacks = []
     for t in targets:
         name = defaults.get(t.kind)

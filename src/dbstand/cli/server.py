@@ -15,7 +15,7 @@ from dbstand.targets.managed import (
     all_records,
     forget_record,
     load_record,
-    pid_alive,
+    pid_running,
     save_record,
 )
 
@@ -25,6 +25,8 @@ app = typer.Typer(help="Start, stop and list throwaway database servers on 127.0
 #: kind -> "module:Class" of its managed server
 MANAGED: dict[str, str] = {
     "postgresql": "dbstand.targets.postgresql:ManagedPostgres",
+    "mysql": "dbstand.targets.mysql:ManagedMariaDB",
+    "tarantool": "dbstand.targets.tarantool:ManagedTarantool",
 }
 
 
@@ -38,14 +40,14 @@ def _server_class(kind: str) -> type[ManagedServer]:
 
 
 @app.command("up")
-def up(kind: Annotated[str, typer.Argument(help="postgresql")],
+def up(kind: Annotated[str, typer.Argument(help="postgresql, mysql (MariaDB) or tarantool")],
        port: Annotated[int | None, typer.Option(help="Port (default: a free one)")] = None,
        ) -> None:
     """Start a throwaway server and print the URL to use (the password stays in
     dbstand's state dir; dbstand finds it for URLs pointing at this server)."""
     cls = _server_class(kind)
     existing = load_record(cls.kind)
-    if existing and pid_alive(existing.pid):
+    if existing and pid_running(existing.pid):
         raise UserError(f"a managed {cls.kind} server is already running at {existing.url} "
                         f"(`dbstand server down {cls.kind}` first)")
     server = cls(port=port)
@@ -55,10 +57,16 @@ def up(kind: Annotated[str, typer.Argument(help="postgresql")],
     console.print(f"{cls.kind} is up: [bold]{record.url}[/]")
     console.print(f"  pid {record.pid}, data in {record.base_dir}; password kept in "
                   "dbstand's state dir (`dbstand server status --show-password` prints it)")
+    shown = [k for k in ("wal_mode", "readahead", "engine", "temporary_spaces")
+             if k in record.settings]
+    if shown:  # Tarantool: the kv study's settings, recorded with every result
+        console.print("  settings: " + ", ".join(f"{k}={record.settings[k]}" for k in shown),
+                      highlight=False)
 
 
 @app.command("down")
-def down(kind: Annotated[str, typer.Argument(help="postgresql")]) -> None:
+def down(kind: Annotated[str, typer.Argument(
+        help="postgresql, mysql (MariaDB) or tarantool")]) -> None:
     """Stop the server and delete its data."""
     cls = _server_class(kind)
     record = load_record(cls.kind)
@@ -85,7 +93,7 @@ def status(show_password: Annotated[bool, typer.Option(
                                                               else ()):
         table.add_column(col)
     for r in records:
-        row = [r.kind, r.url, str(r.pid), "yes" if pid_alive(r.pid) else "[red]no[/]",
+        row = [r.kind, r.url, str(r.pid), "yes" if pid_running(r.pid) else "[red]no[/]",
                r.base_dir]
         if show_password:
             row.append(r.password)

@@ -117,12 +117,15 @@ class _GcPause:
 def run_benchmark(bench: Benchmark, config: EngineConfig,
                   on_iteration: Callable[[int, int], None] | None = None,
                   executor: Executor | None = None,
-                  probe: Probe | None = None) -> CaseMeasurement:
+                  probe: Probe | None = None,
+                  warmup_probe: Probe | None = None) -> CaseMeasurement:
     """Measure `bench` under `config`.
 
     `executor` spreads each iteration over a mode's workers (default: `bench.op`
     called in this thread); `probe` brackets the timed part of each counted
-    iteration; `on_iteration(done, max)` drives progress bars.
+    iteration, `warmup_probe` that of each warm-up iteration (for probes that would
+    slow the timed loop, e.g. an in-process statement trace); `on_iteration(done,
+    max)` drives progress bars.
     """
     rng = random.Random(config.seed)
     started = time.perf_counter()
@@ -134,13 +137,14 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
         if len(args) != config.revs:
             raise CaseFailed(f"{bench.name}: built {len(args)} arguments, expected {config.revs}")
         prepared = executor.prepare(args, every, rng)
+        around = probe if measured else warmup_probe
         try:
             with _GcPause(config.gc_off):
-                if measured and probe is not None:
-                    probe.begin()
+                if around is not None:
+                    around.begin()
                 result = prepared.execute()
-                if measured and probe is not None:
-                    probe.end()
+                if around is not None:
+                    around.end()
         except CaseFailed:
             raise
         except Exception as exc:

@@ -1,11 +1,13 @@
 """processes:P[xasyncio:N]: the iteration's operations split over P worker processes.
 
 Each worker builds its own connections (from a picklable factory), then per
-iteration receives its share of the arguments, waits on a common start event, runs
-its loop (sync, or N coroutines) and returns its end time (CLOCK_MONOTONIC, shared by
-all processes), its operation count and its latency histogram (HdrHistogram,
-encoded): the parent merges histograms exactly, never averaging percentiles. The
-iteration's time runs from the start event to the last worker's end.
+iteration receives its share of the arguments, waits for the parent's "go" on its
+pipe, runs its loop (sync, or N coroutines) and returns its end time
+(CLOCK_MONOTONIC, shared by all processes), its operation count and its latency
+histogram (HdrHistogram, encoded): the parent merges histograms exactly, never
+averaging percentiles. The iteration's time runs from the first "go" to the last
+worker's end. Only pipes connect the processes: no shared lock that a killed worker
+could leave held.
 
 A worker that dies fails the case at once with its exit code; workers ignore SIGINT
 so that Ctrl-C reaches the parent, which stops them all; a worker whose parent
@@ -29,6 +31,7 @@ from dbstand.engine.loops import clock
 from dbstand.errors import CaseFailed
 
 START_TIMEOUT_S = 60.0
+GO = b"g"
 
 
 class WorkerFactory(Protocol):
@@ -37,7 +40,7 @@ class WorkerFactory(Protocol):
     def build(self) -> Executor: ...
 
 
-def _worker_main(conn: Connection, factory: WorkerFactory, go: Any, gc_off: bool) -> None:
+def _worker_main(conn: Connection, factory: WorkerFactory, gc_off: bool) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         executor = factory.build()
@@ -56,7 +59,11 @@ def _worker_main(conn: Connection, factory: WorkerFactory, go: Any, gc_off: bool
             _, share, every, seed = message
             prepared = executor.prepare(share, every, random.Random(seed))
             conn.send(("prepared", None))
-            go.wait()
+            try:
+                if conn.recv_bytes() != GO:  # "stop" instead of "go"
+                    return
+            except EOFError:  # the parent is gone
+                return
             try:
                 with gc_paused(gc_off):
                     result = prepared.execute()
@@ -80,11 +87,12 @@ class _ProcessPrepared(Prepared):
     def execute(self) -> IterationResult:
         owner = self.owner
         start = clock()
-        owner.go.set()
-        try:
-            replies = owner.collect("done")
-        finally:
-            owner.go.clear()
+        for i, conn in enumerate(owner.conns):
+            try:
+                conn.send_bytes(GO)
+            except OSError:  # BrokenPipeError: the worker is gone
+                raise owner._died(i) from None
+        replies = owner.collect("done")
         ends, ops, hists = [], 0, []
         for end, done, encoded in replies:
             ends.append(end)
@@ -102,13 +110,12 @@ class ProcessExecutor(Executor):
         super().__init__()
         self.workers = processes
         ctx = mp.get_context(start_method)
-        self.go = ctx.Event()
         self.conns: list[Connection] = []
         self.procs: list[Any] = []
         try:
             for _ in range(processes):
                 parent, child = ctx.Pipe()
-                proc = ctx.Process(target=_worker_main, args=(child, factory, self.go, gc_off),
+                proc = ctx.Process(target=_worker_main, args=(child, factory, gc_off),
                                    daemon=True)
                 proc.start()
                 child.close()

@@ -9,10 +9,13 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from dbstand.report import batch as batch_report
 from dbstand.report.table import (
     COLUMNS,
+    PROBE_KEYS,
     TERMINAL_CAPTION,
     TERMINAL_COLUMNS,
     formatted,
@@ -31,6 +34,9 @@ def _title(results: ResultsFile) -> str:
 
 
 def render_terminal(results: ResultsFile, console: Console) -> None:
+    if batch_report.is_batch(results):  # batch has its own tables (report/batch.py)
+        batch_report.render_terminal(results, console)
+        return
     rows = table_rows(results.cases)
     targets = {str(c.get("target")) for c in results.cases}
     columns = [c for c in TERMINAL_COLUMNS if c.key not in _constant_columns(results, rows)]
@@ -44,11 +50,13 @@ def render_terminal(results: ResultsFile, console: Console) -> None:
                          overflow="fold", no_wrap=col.numeric,
                          min_width=len(col.title) if col.key != "note" else None)
     for row in rows:
-        style = "red" if row["failed"] else ("yellow" if row["unstable"] else None)
-        table.add_row(*(formatted(row, c.key) for c in columns), style=style)
+        style = "red" if row["failed"] else ("yellow" if row["unstable"] else
+                                             ("cyan" if row.get("limit") else None))
+        # escape: `tarantool[sql]` is a stack label, not rich markup
+        table.add_row(*(escape(formatted(row, c.key)) for c in columns), style=style)
     console.print(table)
     for line in _footnotes(results, rows):
-        console.print(line, highlight=False)
+        console.print(escape(line), highlight=False)
     for warning in results.warnings:
         console.print(f"[yellow]warning:[/] {warning}")
     if not results.complete:
@@ -66,10 +74,19 @@ def _footnotes(results: ResultsFile, rows: list[dict[str, Any]]) -> list[str]:
     for row in rows:
         if row["failed"]:
             lines.append(f"FAILED {row['stack']} {row['op']}: {row['error']}")
-    forms = {(row["target"].split(":", 1)[0], row["op"]): row["op_form"]
-             for row in rows if row.get("op_form")}
-    for (kind, op), form in forms.items():
-        lines.append(f"{op} on {kind}: {form}")
+    forms: dict[tuple[str, str, str], list[str]] = {}
+    for row in rows:
+        if row.get("op_form"):
+            key = (row["target"].split(":", 1)[0], row["op"], row["op_form"])
+            if row["stack"] not in forms.setdefault(key, []):
+                forms[key].append(row["stack"])
+    several = len({stack for stacks in forms.values() for stack in stacks}) > 1
+    for (kind, op, form), stacks in forms.items():
+        who = f" ({', '.join(stacks)})" if several else ""
+        lines.append(f"{op} on {kind}: {form}{who}")
+    if any(row.get("limit") for row in rows):
+        lines.append("LIMIT: a native client (pgbench) on the same table and statements: "
+                     "how far the Python stacks are from what the server and network give")
     return lines + sweep_lines(results.cases)
 
 
@@ -86,10 +103,13 @@ def _constant_columns(results: ResultsFile, rows: list[dict[str, Any]]) -> set[s
         drop.add("relative")
     if not any(r["note"] for r in rows):
         drop.add("note")
+    drop.update(key for key in PROBE_KEYS if all(r.get(key) is None for r in rows))
     return drop
 
 
 def render_markdown(results: ResultsFile) -> str:
+    if batch_report.is_batch(results):
+        return batch_report.render_markdown(results)
     rows = table_rows(results.cases)
     out = [f"### {_title(results)}", "",
            "| " + " | ".join(c.title for c in COLUMNS) + " |",
@@ -103,6 +123,8 @@ def render_markdown(results: ResultsFile) -> str:
 
 
 def render_csv(results: ResultsFile) -> str:
+    if batch_report.is_batch(results):
+        return batch_report.render_csv(results)
     rows = table_rows(results.cases)
     buf = io.StringIO()
     keys = [c.key for c in COLUMNS] + ["unstable", "failed"]
@@ -114,6 +136,8 @@ def render_csv(results: ResultsFile) -> str:
 
 
 def render_json(results: ResultsFile) -> str:
+    if batch_report.is_batch(results):
+        return batch_report.render_json(results)
     payload: dict[str, Any] = {
         "run": results.header, "status": results.status, "complete": results.complete,
         "rows": table_rows(results.cases),

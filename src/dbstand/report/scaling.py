@@ -7,13 +7,21 @@ statement that stopped using the key's index, a per-page scan, lock or memory
 pressure. The study's update and delete cells grew like that (seed 002), which is
 why every (api, op) gets a verdict. b well below 1 means fixed costs (round trips,
 process start, COMMIT) still dominate at these sizes.
+
+"Clearly" superlinear also needs the spread to agree: the growth from the smallest
+to the largest size, read in the light most favourable to linearity (the fastest
+run of the largest size against the slowest run of the smallest), must still beat
+linear. On a noisy machine a linear path can fit 1.4 by chance; never that.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+#: (rows, mean seconds) or (rows, mean seconds, fastest run, slowest run)
+Point = Sequence[float]
 
 #: cost growing faster than rows^1.3 is flagged: between 10k and 100k rows that is
 #: 2x the time per row, far beyond run-to-run noise
@@ -30,7 +38,8 @@ class ScalingFit:
     exponent: float
     sizes: int
     r2: float | None      # goodness of fit (None with two sizes: a line fits any two)
-    verdict: str          # linear | superlinear | sublinear
+    verdict: str          # linear | superlinear | superlinear? | sublinear
+    exponent_low: float   # smallest-to-largest growth read most favourably to linearity
 
     @property
     def confident(self) -> bool:
@@ -40,13 +49,18 @@ class ScalingFit:
     def superlinear(self) -> bool:
         return self.verdict == "superlinear"
 
+    @property
+    def flagged(self) -> bool:
+        """Superlinear on enough sizes to say so out loud (two points fit any line)."""
+        return self.superlinear and self.confident
+
     def label(self) -> str:
         return self.verdict if self.confident else f"{self.verdict} ({self.sizes} sizes)"
 
 
-def fit_power_law(points: Iterable[tuple[float, float]]) -> tuple[float, float | None] | None:
+def fit_power_law(points: Iterable[Point]) -> tuple[float, float | None] | None:
     """Least-squares (exponent, r2) of log(seconds) on log(rows); None under 2 sizes."""
-    pts = [(math.log(n), math.log(s)) for n, s in points if n > 0 and s > 0]
+    pts = [(math.log(p[0]), math.log(p[1])) for p in points if p[0] > 0 and p[1] > 0]
     if len({x for x, _ in pts}) < MIN_SIZES:
         return None
     mx = sum(x for x, _ in pts) / len(pts)
@@ -62,18 +76,30 @@ def fit_power_law(points: Iterable[tuple[float, float]]) -> tuple[float, float |
     return b, r2
 
 
-def scaling(points: Iterable[tuple[float, float]]) -> ScalingFit | None:
-    """The verdict for (rows, mean seconds) points of one (stack, api, op)."""
-    pts = list(points)
+def favourable_exponent(points: Sequence[Point]) -> float:
+    """Growth exponent from the smallest to the largest size, using the fastest run of
+    the largest and the slowest run of the smallest (the means without a spread)."""
+    first = min(points, key=lambda p: p[0])
+    last = max(points, key=lambda p: p[0])
+    slow_small = first[3] if len(first) > 3 else first[1]
+    fast_large = last[2] if len(last) > 2 else last[1]
+    return math.log(fast_large / slow_small) / math.log(last[0] / first[0])
+
+
+def scaling(points: Iterable[Point]) -> ScalingFit | None:
+    """The verdict for the points of one (stack, api, op): (rows, mean seconds), with
+    the fastest and slowest run when known."""
+    pts = [p for p in points if p[0] > 0 and p[1] > 0]
     fitted = fit_power_law(pts)
     if fitted is None:
         return None
     b, r2 = fitted
+    low = favourable_exponent(pts)
     if b > SUPERLINEAR_EXPONENT:
-        verdict = "superlinear"
+        verdict = "superlinear" if low > 1.0 else "superlinear?"
     elif b < SUBLINEAR_EXPONENT:
         verdict = "sublinear"
     else:
         verdict = "linear"
-    return ScalingFit(round(b, 3), len({n for n, _ in pts}), None if r2 is None else
-                      round(r2, 4), verdict)
+    return ScalingFit(round(b, 3), len({p[0] for p in pts}), None if r2 is None else
+                      round(r2, 4), verdict, round(low, 3))

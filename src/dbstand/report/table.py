@@ -34,8 +34,16 @@ COLUMNS = (
     Column("max", "max µs", True),
     Column("latency", "latency timed"),
     Column("harness_overhead_ns", "harness ns/op", True),
+    Column("client_cpu_us", "client CPU µs/op (lower=better)", True),
+    Column("server_cpu_us", "server CPU µs/op (lower=better)", True),
+    Column("server_rss_mb", "server peak RSS MB", True),
+    Column("stmts_per_op", "statements/op", True),
+    Column("stmt_kinds", "statements by kind/op"),
     Column("note", "note"),
 )
+
+#: probe columns: shown when at least one row has a value
+PROBE_KEYS = ("client_cpu_us", "server_cpu_us", "server_rss_mb", "stmts_per_op", "stmt_kinds")
 
 
 #: the narrower set the terminal shows (every format keeps the units' meaning)
@@ -51,11 +59,16 @@ TERMINAL_COLUMNS = (
     Column("p50", "p50 µs ↓", True),
     Column("p99", "p99 µs", True),
     Column("p999", "p99.9 µs", True),
+    Column("client_cpu_us", "cli CPU µs/op", True),
+    Column("server_cpu_us", "srv CPU µs/op", True),
+    Column("stmts_per_op", "stmts/op", True),
     Column("note", "note"),
 )
 TERMINAL_CAPTION = ("↑ higher is better, ↓ lower is better. "
                     "ops/s: mean over iterations, ±CI%: its 95% confidence interval; "
-                    "n: iterations; latency per operation in µs. "
+                    "n: iterations; latency per operation in µs; CPU (user+sys) of the "
+                    "client and of the database server and statements counted by the "
+                    "server, per operation. "
                     "`dbstand report FILE -f csv` has every column.")
 
 
@@ -76,6 +89,35 @@ def _target_label(record: dict[str, Any]) -> str:
     return target if len(target) <= 40 else target[:37] + "..."
 
 
+_KIND_LABELS = {"select": "SELECT", "select_for_update": "SELECT FOR UPDATE",
+                "insert": "INSERT", "update": "UPDATE", "delete": "DELETE", "other": "other"}
+
+
+def stack_label(record: dict[str, Any]) -> str:
+    """The stack as measured: with the driver an ORM sat on and the protocol used
+    (`sqlalchemy-orm+pymysql`, `tarantool[sql]`)."""
+    stack = str(record.get("stack") or "")
+    driver = record.get("driver")
+    if driver and "+" not in stack:
+        stack += f"+{driver}"
+    protocol = (record.get("params") or {}).get("protocol")
+    if protocol and "[" not in stack:
+        stack += f"[{protocol}]"
+    return stack
+
+
+def _probe_cells(record: dict[str, Any]) -> dict[str, Any]:
+    probes = record.get("probes") or {}
+    kinds = probes.get("statements_per_op")
+    total = round(sum(kinds.values()), 3) if kinds else None
+    text = " + ".join(f"{n:g} {_KIND_LABELS.get(k, k)}" for k, n in kinds.items() if n) \
+        if kinds else None
+    return {"client_cpu_us": probes.get("client_cpu_us_per_op"),
+            "server_cpu_us": probes.get("server_cpu_us_per_op"),
+            "server_rss_mb": probes.get("server_peak_rss_mb"),
+            "stmts_per_op": total, "stmt_kinds": text or (None if kinds is None else "0")}
+
+
 def table_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Raw values per column (numbers stay numbers for CSV/JSON)."""
     best: dict[tuple[str, str], float] = {}
@@ -91,13 +133,15 @@ def table_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             notes.append("FAILED")
         if r.get("unstable"):
             notes.append("UNSTABLE")
+        if r.get("limit"):
+            notes.append("LIMIT")
         every = r.get("latency_every")
         timed = {0: "off", 1: "every op"}.get(every, f"1 in {every}") if every is not None \
             else "-"
         ops = r.get("ops_per_s")
         ref = best.get((r.get("workload", ""), r.get("op", "")))
         rows.append({
-            "stack": r.get("stack"),
+            "stack": stack_label(r),
             "target": _target_label(r),
             "mode": r.get("mode"),
             "op": r.get("op"),
@@ -111,12 +155,14 @@ def table_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "max": lat.get("max"),
             "latency": timed,
             "harness_overhead_ns": r.get("harness_overhead_ns"),
+            **_probe_cells(r),
             "note": " ".join(notes),
             "error": r.get("error"),
             "op_form": r.get("op_form"),
             "stop_reason": r.get("stop_reason"),
             "unstable": bool(r.get("unstable")),
             "failed": r.get("status") != "ok",
+            "limit": bool(r.get("limit")),
         })
     return rows
 
@@ -127,6 +173,8 @@ def formatted(row: dict[str, Any], key: str) -> str:
         return f"{value:.2f}x"
     if key == "ci95_pct" and value is not None:
         return f"±{value:.1f}"
+    if key == "stmts_per_op" and value is not None:
+        return f"{value:.2f}"
     return _fmt(value)
 
 
@@ -152,12 +200,13 @@ def sweeps(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                json.dumps(r.get("params", {}), sort_keys=True))
         groups.setdefault(key, []).append((int(level), r))
     out = []
-    for (workload, stack, _target, op, family, _), points in groups.items():
+    for (workload, _stack, _target, op, family, _), points in groups.items():
         if len(points) < 2:
             continue
         points.sort(key=lambda p: p[0])
         best_level, best = max(points, key=lambda p: p[1]["ops_per_s"])
-        out.append({"workload": workload, "stack": stack, "op": op, "family": family,
+        out.append({"workload": workload, "stack": stack_label(best), "op": op,
+                    "family": family,
                     "curve": [(lvl, r["ops_per_s"], bool(r.get("unstable")))
                               for lvl, r in points],
                     "optimum": f"{family}{best_level}", "optimum_ops_per_s": best["ops_per_s"]})

@@ -46,6 +46,14 @@ class KvClient(ABC):
         """How each op is spelled on this target (native upsert/replace forms...)."""
         return {}
 
+    def describe(self) -> str:
+        """One line recorded with results: driver, version, protocol, prepared or not..."""
+        return self.stack
+
+    def details(self) -> dict[str, Any]:
+        """Extra fields for the results record (e.g. the driver under an ORM)."""
+        return {}
+
     # --- untimed data management ---------------------------------------------
     @abstractmethod
     def check_ownership(self) -> None:

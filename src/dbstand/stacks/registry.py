@@ -9,7 +9,8 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.util
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dbstand.errors import MissingDependencyError, UserError
@@ -27,6 +28,10 @@ class StackSpec:
     description: str
     extra: str | None = None          # dbstand extra that installs it
     is_async: bool = False            # its operations are coroutines (asyncio modes)
+    protocols: tuple[str, ...] = ()   # wire protocols it offers (`tarantool[sql]`), 1st default
+    drivers: tuple[str, ...] = ()     # driver stacks it can sit on (`sqlalchemy-orm+psycopg2`)
+    protocol: str | None = None       # set on a variant: the protocol chosen
+    driver: str | None = None         # set on a variant: the driver chosen
 
     @property
     def workloads(self) -> tuple[str, ...]:
@@ -78,21 +83,67 @@ class StackSpec:
         except ImportError as exc:
             raise MissingDependencyError(
                 f"stack {self.name!r} cannot load its driver: {exc}") from None
-        return getattr(module, attr)
+        cls = getattr(module, attr)
+        if self.protocol is None and self.driver is None:
+            return cls
+        # a variant: the adapter learns its protocol / driver from class attributes,
+        # so that every mode (threads, worker processes) builds the same client
+        settings = {k: v for k, v in (("protocol", self.protocol), ("driver", self.driver))
+                    if v is not None}
+        return type(cls.__name__, (cls,), {"__module__": cls.__module__, **settings})
 
+    def variant(self, protocol: str | None = None, driver: str | None = None) -> StackSpec:
+        """This stack on one protocol and/or driver, named `base+driver[protocol]`."""
+        spec = self
+        if driver is not None and driver != self.driver:
+            if driver not in self.drivers:
+                raise UserError(f"stack {self.name!r} cannot sit on driver {driver!r} "
+                                f"(it can: {', '.join(self.drivers) or 'none'})")
+            under = get_stack(driver)
+            spec = replace(spec, driver=driver,
+                           targets=tuple(k for k in spec.targets if k in under.targets),
+                           packages=spec.packages + under.packages,
+                           modules=spec.modules + under.modules)
+        if protocol is not None and protocol != self.protocol:
+            if protocol not in self.protocols:
+                raise UserError(f"stack {self.name!r} has no protocol {protocol!r} "
+                                f"(it has: {', '.join(self.protocols) or 'none'})")
+            spec = replace(spec, protocol=protocol)
+        base = self.name.split("+")[0].split("[")[0]
+        name = base + (f"+{spec.driver}" if spec.driver else "") + \
+            (f"[{spec.protocol}]" if spec.protocol else "")
+        return replace(spec, name=name)
+
+    def for_target(self, kind: str) -> StackSpec:
+        """With drivers and none chosen: the variant on the default driver for `kind`
+        (the first of `drivers` that talks to it); otherwise this spec."""
+        if not self.drivers or self.driver is not None:
+            return self
+        for driver in self.drivers:
+            if kind in get_stack(driver).targets:
+                return self.variant(driver=driver)
+        return self
+
+
+#: drivers the SQLAlchemy stacks can sit on; the first per target kind is the default
+_SQLALCHEMY_DRIVERS = ("sqlite3", "psycopg", "pymysql", "psycopg2", "pg8000", "mysqlclient",
+                       "mysql-connector-python")
 
 STACKS: dict[str, StackSpec] = {
     spec.name: spec
     for spec in (
         StackSpec("sqlite3", ("sqlite",), ("sqlite3",), ("sqlite3",),
-                  {"kv": "dbstand.stacks.sqlite3_stack:Sqlite3Kv"},
+                  {"kv": "dbstand.stacks.sqlite3_stack:Sqlite3Kv",
+                   "batch": "dbstand.stacks.batch_sqlite3:Sqlite3Batch"},
                   "Python's built-in sqlite3 module (autocommit)"),
         StackSpec("psycopg", ("postgresql",), ("psycopg", "psycopg-binary"), ("psycopg",),
-                  {"kv": "dbstand.stacks.psycopg_stack:PsycopgKv"},
+                  {"kv": "dbstand.stacks.psycopg_stack:PsycopgKv",
+                   "batch": "dbstand.stacks.batch_psycopg:PsycopgBatch"},
                   "psycopg 3, C implementation; server-side prepare after 5 executions "
                   "(its default prepare_threshold)", extra="postgresql"),
         StackSpec("psycopg2", ("postgresql",), ("psycopg2-binary",), ("psycopg2",),
-                  {"kv": "dbstand.stacks.psycopg2_stack:Psycopg2Kv"},
+                  {"kv": "dbstand.stacks.psycopg2_stack:Psycopg2Kv",
+                   "batch": "dbstand.stacks.batch_psycopg2:Psycopg2Batch"},
                   "psycopg2 (libpq, client-side parameter interpolation)",
                   extra="postgresql"),
         StackSpec("pg8000", ("postgresql",), ("pg8000",), ("pg8000",),
@@ -100,20 +151,86 @@ STACKS: dict[str, StackSpec] = {
                   "pg8000, pure Python, DB-API interface (unnamed prepared statements)",
                   extra="postgresql"),
         StackSpec("pymysql", ("mysql",), ("PyMySQL",), ("pymysql",),
-                  {},
+                  {"kv": "dbstand.stacks.pymysql_stack:PyMySqlKv",
+                   "batch": "dbstand.stacks.batch_mysql:PyMySqlBatch"},
                   "PyMySQL, pure Python MySQL/MariaDB driver", extra="mysql"),
         StackSpec("mysqlclient", ("mysql",), ("mysqlclient",), ("MySQLdb",),
-                  {},
+                  {"kv": "dbstand.stacks.mysqlclient_stack:MysqlclientKv",
+                   "batch": "dbstand.stacks.batch_mysql:MysqlclientBatch"},
                   "mysqlclient (MySQLdb), C extension over libmariadb", extra="mysql"),
+        StackSpec("asyncpg", ("postgresql",), ("asyncpg",), ("asyncpg",),
+                  {"batch": "dbstand.stacks.batch_asyncpg:AsyncpgBatch",
+                   "kv": "dbstand.stacks.asyncpg_stack:AsyncpgKv"},
+                  "asyncpg, asyncio PostgreSQL driver (binary protocol, prepared statements)",
+                  extra="postgresql", is_async=True),
+        StackSpec("psycopg-async", ("postgresql",), ("psycopg", "psycopg-binary"),
+                  ("psycopg",),
+                  {"kv": "dbstand.stacks.psycopg_async_stack:PsycopgAsyncKv"},
+                  "psycopg 3 AsyncConnection, autocommit; server-side prepare after 5 "
+                  "executions (its default prepare_threshold)",
+                  extra="postgresql", is_async=True),
+        StackSpec("aiomysql", ("mysql",), ("aiomysql", "PyMySQL"), ("aiomysql",),
+                  {"kv": "dbstand.stacks.aiomysql_stack:AiomysqlKv"},
+                  "aiomysql, PyMySQL's protocol on asyncio, autocommit (client-side "
+                  "parameter interpolation)", extra="mysql", is_async=True),
+        StackSpec("asynctnt", ("tarantool",), ("asynctnt",), ("asynctnt",),
+                  {"kv": "dbstand.stacks.asynctnt_stack:AsynctntKv"},
+                  "asynctnt, asyncio Tarantool connector (Cython); many coroutines "
+                  "share one connection; binary protocol or SQL (prepared)",
+                  extra="tarantool", is_async=True, protocols=("binary", "sql")),
+        StackSpec("sqlalchemy-async", ("postgresql", "mysql"), ("SQLAlchemy", "greenlet"),
+                  ("sqlalchemy", "greenlet"),
+                  {"kv": "dbstand.stacks.sqlalchemy_async_stack:SqlalchemyAsyncKv"},
+                  "SQLAlchemy 2.1 Core on AsyncEngine over an asyncio driver (default: "
+                  "asyncpg, aiomysql; `sqlalchemy-async+DRIVER` picks one), AUTOCOMMIT",
+                  extra="sqlalchemy", is_async=True, drivers=("asyncpg", "aiomysql")),
+        StackSpec("mysql-connector-python", ("mysql",), ("mysql-connector-python",),
+                  ("mysql.connector",),
+                  {"kv": "dbstand.stacks.mysql_connector_stack:MysqlConnectorKv"},
+                  "Oracle's MySQL driver (C extension if it loads, else pure Python); "
+                  "text protocol or server-side prepared statements",
+                  extra="mysql", protocols=("text", "prepared")),
+        StackSpec("tarantool", ("tarantool",), ("tarantool",), ("tarantool",),
+                  {"kv": "dbstand.stacks.tarantool_stack:TarantoolKv"},
+                  "tarantool-python, pure Python; binary protocol (space requests) or "
+                  "SQL through execute (not prepared: no prepare API)",
+                  extra="tarantool", protocols=("binary", "sql")),
+        StackSpec("sqlalchemy-core", ("sqlite", "postgresql", "mysql"), ("SQLAlchemy",),
+                  ("sqlalchemy",),
+                  {"kv": "dbstand.stacks.sqlalchemy_core_stack:SqlAlchemyCoreKv",
+                   "batch": "dbstand.stacks.batch_sqlalchemy:SqlAlchemyCoreBatch"},
+                  "SQLAlchemy Core statements over a DB-API driver (default: sqlite3, "
+                  "psycopg, pymysql; `sqlalchemy-core+DRIVER` picks one), AUTOCOMMIT",
+                  extra="sqlalchemy", drivers=_SQLALCHEMY_DRIVERS),
+        StackSpec("sqlalchemy-orm", ("sqlite", "postgresql", "mysql"), ("SQLAlchemy",),
+                  ("sqlalchemy",),
+                  {"kv": "dbstand.stacks.sqlalchemy_orm_stack:SqlAlchemyOrmKv",
+                   "batch": "dbstand.stacks.batch_sqlalchemy:SqlAlchemyOrmBatch"},
+                  "SQLAlchemy ORM: a Session and mapped objects per operation, over a "
+                  "DB-API driver (`sqlalchemy-orm+DRIVER`), AUTOCOMMIT",
+                  extra="sqlalchemy", drivers=_SQLALCHEMY_DRIVERS),
+        StackSpec("pgbench", ("postgresql",), ("psycopg",), ("psycopg",),
+                  {"kv": "dbstand.stacks.pgbench_stack:PgbenchKv"},
+                  "the limit row: PostgreSQL's pgbench (C, libpq) running kv's select and "
+                  "update from a custom script; -M simple or -M prepared",
+                  extra="postgresql", protocols=("simple", "prepared")),
     )
 }
 
 
+_VARIANT = re.compile(r"^(?P<base>[A-Za-z0-9_.-]+)(?:\+(?P<driver>[A-Za-z0-9_.-]+))?"
+                      r"(?:\[(?P<protocol>[A-Za-z0-9_-]+)\])?$")
+
+
 def get_stack(name: str) -> StackSpec:
-    try:
+    """A stack by name; `base+driver` and `base[protocol]` name its variants."""
+    if name in STACKS:
         return STACKS[name]
-    except KeyError:
-        raise UserError(f"unknown stack {name!r} (known: {', '.join(STACKS)})") from None
+    match = _VARIANT.match(name)
+    if match is None or match["base"] not in STACKS or not (match["driver"]
+                                                             or match["protocol"]):
+        raise UserError(f"unknown stack {name!r} (known: {', '.join(STACKS)})")
+    return STACKS[match["base"]].variant(protocol=match["protocol"], driver=match["driver"])
 
 
 def register(spec: StackSpec) -> None:

@@ -8,11 +8,12 @@ credentials, or lacks the database, and which URL (password redacted) was meant.
 from __future__ import annotations
 
 from dbstand.errors import TargetError
+from dbstand.targets.greeting import first_bytes, is_mysql, what_answers
 from dbstand.targets.url import TargetURL
 
 _AUTH = ("password authentication failed", "authentication failed", "access denied",
          "incorrect password", "invalid password", "no password supplied",
-         "password is required", "28p01", "28000")
+         "password is required", "28p01", "28000", "is not allowed to connect")
 _UNREACHABLE = ("connection refused", "could not connect", "can't connect",
                 "cannot connect", "errno 111", "timed out", "timeout", "no route to host",
                 "name or service not known", "could not translate host", "unreachable",
@@ -20,15 +21,29 @@ _UNREACHABLE = ("connection refused", "could not connect", "can't connect",
 _NO_DB = ("does not exist", "unknown database", "unable to open database")
 
 
+def _message(exc: BaseException) -> str:
+    """The driver's message without its error-code tuple: (2003, "Can't ...") -> Can't ..."""
+    args = getattr(exc, "args", ())
+    if len(args) == 2 and isinstance(args[0], int) and isinstance(args[1], str):
+        return args[1]
+    return str(exc)
+
+
 def connect_error(exc: BaseException, target: TargetURL) -> TargetError:
     """A TargetError naming what went wrong connecting to `target`."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    full = " ".join(str(exc).split()) or type(exc).__name__  # matched (errno included)
+    text = " ".join(_message(exc).split()) or full             # shown
     if target.password:
+        full = full.replace(target.password, "***")
         text = text.replace(target.password, "***")
-    lower = text.lower()
+    lower = full.lower()
     where = target.redacted()
-    if any(s in lower for s in _AUTH):
+    if any(s in lower for s in _AUTH) or ("user '" in lower and "not found" in lower):
         return TargetError(f"authentication failed for {where}: wrong user or password")
+    refused = "refused" in lower or "errno 111" in lower
+    wrong = None if refused else _wrong_server(target)
+    if wrong:
+        return TargetError(f"cannot connect to {where}: {wrong}")
     if any(s in lower for s in _UNREACHABLE):
         return TargetError(f"cannot connect to {where}: server unreachable ({_short(text)})")
     if any(s in lower for s in _NO_DB):
@@ -38,3 +53,21 @@ def connect_error(exc: BaseException, target: TargetURL) -> TargetError:
 
 def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _wrong_server(target: TargetURL) -> str | None:
+    """When another kind of server answers on the port, say which (a wrong port)."""
+    expected = {"mysql": ("MySQL/MariaDB", 3306), "postgresql": ("PostgreSQL", 5432)}
+    if target.kind not in expected or not target.host or target.host.startswith("/"):
+        return None
+    name, default_port = expected[target.kind]
+    port = target.port or default_port
+    try:
+        data = first_bytes(target.host, port, 2.0)
+    except OSError:
+        return None
+    if target.kind == "mysql" and not is_mysql(data):
+        return f"{what_answers(data)} answers on {target.host}:{port}, not {name}"
+    if target.kind == "postgresql" and data:  # PostgreSQL never speaks first
+        return f"{what_answers(data)} answers on {target.host}:{port}, not {name}"
+    return None

@@ -190,7 +190,7 @@ def stop_process(pid: int, proc: subprocess.Popen | None = None, *,
 
 def terminate_pid(pid: int, sig: int = signal.SIGTERM, timeout_s: float = 15.0) -> None:
     """Signal a process and wait for it to go; SIGKILL it if it lingers."""
-    if not pid_alive(pid):
+    if not pid_running(pid):
         return
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, sig)
@@ -198,7 +198,7 @@ def terminate_pid(pid: int, sig: int = signal.SIGTERM, timeout_s: float = 15.0) 
     while time.monotonic() < deadline:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
-        if not pid_alive(pid):
+        if not pid_running(pid):
             return
         time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):
@@ -275,19 +275,27 @@ def all_records() -> list[ServerRecord]:
     return records
 
 
+def record_for(url: TargetURL) -> ServerRecord | None:
+    """The record of the running `dbstand server up` server that `url` points at, if any."""
+    if url.host not in ("127.0.0.1", "localhost"):
+        return None
+    for record in all_records():
+        known = parse_target_url(record.url)
+        if (known.kind == url.kind and known.port == url.port and pid_running(record.pid)
+                and url.user in (None, known.user)):
+            return record
+    return None
+
+
 def password_for(url: TargetURL) -> str | None:
     """The password of a `dbstand server up` server that `url` points at, if any.
 
     Lets users pass the password-less URL that `server up` printed.
     """
-    if url.password is not None or url.host not in ("127.0.0.1", "localhost"):
+    if url.password is not None:
         return None
-    for record in all_records():
-        known = parse_target_url(record.url)
-        if (known.kind == url.kind and known.port == url.port and pid_alive(record.pid)
-                and url.user in (None, known.user)):
-            return record.password
-    return None
+    record = record_for(url)
+    return record.password if record is not None else None
 
 
 class ManagedServer(ABC):

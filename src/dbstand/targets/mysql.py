@@ -284,3 +284,20 @@ def _is_our_server(pid: int, base_dir: str) -> bool:
     except OSError:
         return True  # no /proc: trust the record
     return f"--defaults-file={base_dir}/" in cmdline
+
+
+def connect_args(target: Any) -> dict[str, Any]:
+    """Host, port, user, password and database of a mysql:// URL, as most MySQL drivers
+    name them; the password of a `dbstand server up` server is found when omitted.
+
+    A database is required: dbstand creates its tables there, never in a default one.
+    """
+    from dbstand.errors import TargetError
+    from dbstand.targets.managed import password_for
+
+    if not target.database:
+        raise TargetError(f"{target.redacted()}: name a database, e.g. "
+                          "mysql://user@127.0.0.1:3306/test")
+    return {"host": target.host, "port": target.port or 3306, "user": target.user or "root",
+            "password": target.password or password_for(target) or "",
+            "database": target.database}

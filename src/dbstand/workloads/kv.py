@@ -218,8 +218,9 @@ class KvWorkload(Workload):
                 executor = build_executor(spec, case.target, _prefix(case), case.op, mode,
                                           client, case.params.get("loop", "asyncio"),
                                           config.gc_off)
-            probes = _probes(case, client)
+            probes: CaseProbes | None = None
             try:
+                probes = _probes(case, client)
                 measurement = run_benchmark(bench, config, progress, executor, probes,
                                             probes.warmup if probes else None)
                 probed = probes.result(config.revs, config.warmup) if probes else None

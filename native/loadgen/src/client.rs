@@ -1,0 +1,53 @@
+//! The closed-loop hot loop: each connection sends its next request as soon as
+//! the previous answer is in (ab/wrk style).
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use crate::conn::{Conn, Want};
+use crate::worker::{exchange, Shared, Timer};
+
+/// Drive one connection until the budget, the deadline or a stop ends the run.
+/// `probe` asks this connection to note the server's name and document length.
+pub async fn closed_connection(
+    sh: Rc<Shared>,
+    mut probe: bool,
+    first: Option<std::net::TcpStream>,
+) {
+    let cfg = sh.cfg.clone();
+    let mut conn = Conn::adopt(cfg.addr, first);
+    let mut timer = Timer::new(cfg.timeout);
+    let mut server: Option<String> = None;
+    loop {
+        let start = Instant::now();
+        if sh.over(start) || !sh.take_ticket() {
+            break;
+        }
+        let want = Want {
+            body: None,
+            server: probe.then_some(&mut server),
+        };
+        let result = exchange(
+            &mut conn,
+            &mut timer,
+            start,
+            &cfg.request,
+            cfg.head_request,
+            want,
+        )
+        .await;
+        sh.record(&result, start.elapsed(), None);
+        if probe {
+            if let Ok(a) = &result {
+                if (200..300).contains(&a.status) {
+                    sh.note_info(server.take(), a.body_bytes);
+                    probe = false;
+                }
+            }
+        }
+        if !cfg.keepalive {
+            conn.reset();
+        }
+        sh.backoff_after(&result).await;
+    }
+}

@@ -1,0 +1,293 @@
+//! What a run is asked to do, validated once before any thread starts.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::http1::{self, RequestSpec};
+use crate::scenario::{Scenario, ScenarioSpec};
+use crate::url::Target;
+
+/// How requests are issued.
+#[derive(Debug, Clone)]
+pub enum Mode {
+    /// Each connection sends its next request when the previous answer arrived.
+    Closed,
+    /// Requests leave at fixed intended times, `rate` per second in total.
+    Open { rate: f64 },
+    /// Each connection is a virtual user looping over the scenario's steps.
+    Scenario(Box<Scenario>),
+}
+
+/// Raw options, as the Python glue receives them.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub url: String,
+    pub connections: usize,
+    pub threads: Option<usize>,
+    /// Closed loop: total requests; scenario: total iterations.
+    pub requests: Option<u64>,
+    pub duration: Option<f64>,
+    pub keepalive: bool,
+    /// Seconds; 0 means no timeout.
+    pub timeout: f64,
+    pub method: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub rate: Option<f64>,
+    pub scenario_json: Option<String>,
+}
+
+/// A validated run.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub target: Target,
+    pub addr: SocketAddr,
+    pub mode: Mode,
+    pub request: Vec<u8>,
+    pub head_request: bool,
+    pub connections: usize,
+    pub threads: usize,
+    pub requests: Option<u64>,
+    pub duration: Option<Duration>,
+    pub keepalive: bool,
+    pub timeout: Option<Duration>,
+}
+
+/// A refusal before the run: a bad option or an unreachable target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    Invalid(String),
+    Unreachable(String),
+}
+
+fn invalid<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError::Invalid(msg.into()))
+}
+
+/// Make room for one socket per connection: raise the soft open-file limit
+/// towards the hard one if needed, or refuse with the number to ask for.
+fn ensure_fd_limit(connections: usize) -> Result<(), String> {
+    let needed = connections as u64 + 64; // plus the process's own files
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write the struct we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Ok(());
+    }
+    if lim.rlim_cur == libc::RLIM_INFINITY || lim.rlim_cur >= needed {
+        return Ok(());
+    }
+    if lim.rlim_max == libc::RLIM_INFINITY || lim.rlim_max >= needed {
+        let raised = libc::rlimit {
+            rlim_cur: needed,
+            rlim_max: lim.rlim_max,
+        };
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            return Ok(());
+        }
+    }
+    Err(format!(
+        "{connections} connections need about {needed} open files, but the limit is {} \
+         (raise it with `ulimit -n {needed}`)",
+        lim.rlim_max
+    ))
+}
+
+fn available_cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+impl RunConfig {
+    pub fn from_options(o: &Options) -> Result<RunConfig, ConfigError> {
+        let target = Target::parse(&o.url).map_err(|e| ConfigError::Invalid(e.0))?;
+        if o.connections == 0 {
+            return invalid("connections must be at least 1 (got 0)");
+        }
+        if o.connections > 100_000 {
+            return invalid(format!(
+                "at most 100000 connections (got {})",
+                o.connections
+            ));
+        }
+        if o.requests == Some(0) {
+            return invalid("the number of requests must be at least 1 (got 0)");
+        }
+        let duration = match o.duration {
+            None => None,
+            Some(d) if d.is_finite() && d > 0.0 && d <= 7.0 * 86_400.0 => {
+                Some(Duration::from_secs_f64(d))
+            }
+            Some(d) => {
+                return invalid(format!(
+                    "duration must be a positive number of seconds (got {d})"
+                ))
+            }
+        };
+        if !(o.timeout.is_finite() && o.timeout >= 0.0) {
+            return invalid(format!("timeout must be >= 0 seconds (got {})", o.timeout));
+        }
+        let timeout = (o.timeout > 0.0).then(|| Duration::from_secs_f64(o.timeout));
+        let threads = match o.threads {
+            Some(0) => return invalid("threads must be at least 1 (got 0)"),
+            Some(t) => t.min(o.connections),
+            None => available_cores().min(o.connections),
+        };
+        let spec = RequestSpec {
+            method: o.method.to_ascii_uppercase(),
+            path: target.path.clone(),
+            headers: o.headers.clone(),
+            body: o.body.clone(),
+        };
+        http1::check_request(&spec).map_err(ConfigError::Invalid)?;
+        let mode = match (&o.scenario_json, o.rate) {
+            (Some(_), Some(_)) => return invalid("a scenario runs closed loop; it takes no rate"),
+            (Some(json), None) => {
+                let spec: ScenarioSpec = serde_json::from_str(json)
+                    .map_err(|e| ConfigError::Invalid(format!("bad scenario: {e}")))?;
+                Mode::Scenario(Box::new(
+                    Scenario::compile(&spec).map_err(ConfigError::Invalid)?,
+                ))
+            }
+            (None, Some(rate)) => {
+                if !(rate.is_finite() && rate > 0.0) {
+                    return invalid(format!(
+                        "rate must be a positive number of requests/s (got {rate})"
+                    ));
+                }
+                if duration.is_none() {
+                    return invalid("an open-loop run needs a duration");
+                }
+                Mode::Open { rate }
+            }
+            (None, None) => Mode::Closed,
+        };
+        if o.requests.is_none() && duration.is_none() {
+            return invalid("give a number of requests or a duration");
+        }
+        ensure_fd_limit(o.connections).map_err(ConfigError::Invalid)?;
+        let addr = target.resolve().map_err(ConfigError::Invalid)?;
+        Ok(RunConfig {
+            request: http1::serialize(&spec, &target.authority, o.keepalive),
+            head_request: spec.method == "HEAD",
+            target,
+            addr,
+            mode,
+            connections: o.connections,
+            threads,
+            requests: o.requests,
+            duration,
+            keepalive: o.keepalive,
+            timeout,
+        })
+    }
+
+    /// Refuse to start when nothing answers on the target port: one clear
+    /// message beats a run made only of connect errors. The connection made
+    /// here becomes the run's first connection, so the server sees no extra one.
+    pub fn preflight(&self) -> Result<std::net::TcpStream, ConfigError> {
+        let limit = self
+            .timeout
+            .unwrap_or(Duration::from_secs(5))
+            .min(Duration::from_secs(5));
+        std::net::TcpStream::connect_timeout(&self.addr, limit).map_err(|e| {
+            let text = e.to_string();
+            let why = text.split(" (os error").next().unwrap_or(&text);
+            let resolved = self.addr.ip().to_string();
+            let via = if resolved == self.target.host {
+                String::new()
+            } else {
+                format!(" ({resolved})")
+            };
+            ConfigError::Unreachable(format!(
+                "cannot connect to {}:{}{via}: {why}",
+                self.target.host, self.target.port
+            ))
+        })
+    }
+
+    /// Split `total` over threads in proportion to their connections.
+    pub fn share(&self, total: u64, thread: usize) -> u64 {
+        let (lo, hi) = self.conn_range(thread);
+        let upto = |n: usize| (u128::from(total) * n as u128 / self.connections as u128) as u64;
+        upto(hi) - upto(lo)
+    }
+
+    /// Connections `[start, end)` handled by `thread`.
+    pub fn conn_range(&self, thread: usize) -> (usize, usize) {
+        let per = self.connections / self.threads;
+        let extra = self.connections % self.threads;
+        let start = thread * per + thread.min(extra);
+        let len = per + usize::from(thread < extra);
+        (start, start + len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(url: &str) -> Options {
+        Options {
+            url: url.into(),
+            connections: 10,
+            threads: Some(3),
+            requests: Some(1001),
+            duration: None,
+            keepalive: true,
+            timeout: 5.0,
+            method: "GET".into(),
+            headers: vec![],
+            body: vec![],
+            rate: None,
+            scenario_json: None,
+        }
+    }
+
+    #[test]
+    fn splits_connections_and_budget() {
+        let c = RunConfig::from_options(&opts("http://127.0.0.1:1/")).unwrap();
+        let ranges: Vec<_> = (0..3).map(|t| c.conn_range(t)).collect();
+        assert_eq!(ranges, vec![(0, 4), (4, 7), (7, 10)]);
+        let total: u64 = (0..3).map(|t| c.share(1001, t)).sum();
+        assert_eq!(total, 1001);
+    }
+
+    #[test]
+    fn refuses_bad_options() {
+        let mut o = opts("http://127.0.0.1:1/");
+        o.connections = 0;
+        assert!(
+            matches!(RunConfig::from_options(&o), Err(ConfigError::Invalid(m)) if m.contains("connections"))
+        );
+        let mut o = opts("http://127.0.0.1:1/");
+        o.requests = None;
+        assert!(RunConfig::from_options(&o).is_err());
+        let mut o = opts("http://127.0.0.1:1/");
+        o.rate = Some(100.0);
+        assert!(
+            RunConfig::from_options(&o).is_err(),
+            "open loop without duration"
+        );
+        assert!(RunConfig::from_options(&opts("localhost:80")).is_err());
+    }
+
+    #[test]
+    fn preflight_names_the_target() {
+        // Bind then drop a listener to get a port with (almost surely) nobody on it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let c = RunConfig::from_options(&opts(&format!("http://127.0.0.1:{port}/"))).unwrap();
+        match c.preflight() {
+            Err(ConfigError::Unreachable(m)) => assert!(m.contains(&port.to_string()), "{m}"),
+            Err(other) => panic!("expected unreachable, got {other:?}"),
+            Ok(_) => panic!("expected unreachable, got a connection"),
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! dbstand's native HTTP/1.1 load engine.
+//!
+//! The engine modules know nothing of Python; the `python` feature adds the PyO3
+//! glue (module `dbstand._loadgen`) that maturin builds into the package.
+
+pub mod client;
+pub mod config;
+pub mod conn;
+pub mod histogram;
+pub mod http1;
+pub mod open_loop;
+pub mod runner;
+pub mod scenario;
+pub mod stats;
+pub mod url;
+pub mod virtual_user;
+pub mod worker;
+
+#[cfg(feature = "python")]
+mod python;

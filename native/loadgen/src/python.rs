@@ -1,0 +1,149 @@
+//! PyO3 glue for `dbstand._loadgen`: argument conversion, GIL release, and the
+//! result as plain Python dicts (typed on the Python side, `dbstand.loadgen`).
+
+use pyo3::exceptions::{PyConnectionError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::config::{ConfigError, Options, RunConfig};
+use crate::histogram;
+use crate::runner::{self, Report};
+use crate::stats::{Stats, FAILURE_NAMES};
+
+fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("requests", s.requests())?;
+    d.set_item("responses", s.responses())?;
+    d.set_item("successes", s.successes())?;
+    d.set_item("check_failed", s.check_failed)?;
+    let status = PyDict::new(py);
+    for (code, n) in s.status_counts() {
+        status.set_item(code, n)?;
+    }
+    d.set_item("status", status)?;
+    let errors = PyDict::new(py);
+    for (name, n) in FAILURE_NAMES.iter().zip(s.errors.iter()) {
+        errors.set_item(*name, *n)?;
+    }
+    d.set_item("errors", errors)?;
+    d.set_item("bytes", s.bytes)?;
+    d.set_item("body_bytes", s.body_bytes)?;
+    d.set_item("histogram", histogram::encode(&s.hist))?;
+    Ok(d)
+}
+
+fn report_dict<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>> {
+    let d = stats_dict(py, &r.stats)?;
+    d.set_item("elapsed_s", r.elapsed.as_secs_f64())?;
+    d.set_item("cpu_s", r.cpu_s)?;
+    d.set_item("threads", r.threads)?;
+    d.set_item("connections", r.connections)?;
+    d.set_item("missed", r.missed)?;
+    d.set_item("late_sends", r.late_sends)?;
+    d.set_item("server", r.server.as_deref())?;
+    d.set_item("doc_len", r.doc_len)?;
+    d.set_item("first_check_error", r.first_check_error.as_deref())?;
+    d.set_item("run_id", &r.run_id)?;
+    let steps = PyList::empty(py);
+    for (name, s) in &r.steps {
+        let sd = stats_dict(py, s)?;
+        sd.set_item("name", name)?;
+        steps.append(sd)?;
+    }
+    d.set_item("steps", steps)?;
+    match &r.iterations {
+        Some((hist, failed)) => {
+            let it = PyDict::new(py);
+            it.set_item("ok", hist.len())?;
+            it.set_item("failed", *failed)?;
+            it.set_item("histogram", histogram::encode(hist))?;
+            d.set_item("iterations", it)?;
+        }
+        None => d.set_item("iterations", py.None())?,
+    }
+    Ok(d)
+}
+
+/// Run a load test and return its measurements as a dict.
+///
+/// Raises ValueError for bad options, ConnectionError when nothing answers on
+/// the target port, KeyboardInterrupt when interrupted (the run is stopped).
+#[pyfunction]
+#[pyo3(signature = (
+    url, *, connections, threads=None, requests=None, duration=None, keepalive=true,
+    timeout=10.0, method="GET", headers=Vec::new(), body=Vec::new(), rate=None, scenario=None,
+))]
+#[allow(clippy::too_many_arguments)]
+fn run<'py>(
+    py: Python<'py>,
+    url: String,
+    connections: usize,
+    threads: Option<usize>,
+    requests: Option<u64>,
+    duration: Option<f64>,
+    keepalive: bool,
+    timeout: f64,
+    method: &str,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+    rate: Option<f64>,
+    scenario: Option<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let options = Options {
+        url,
+        connections,
+        threads,
+        requests,
+        duration,
+        keepalive,
+        timeout,
+        method: method.to_string(),
+        headers,
+        body,
+        rate,
+        scenario_json: scenario,
+    };
+    let cfg = RunConfig::from_options(&options).map_err(config_error)?;
+    let first = py.detach(|| cfg.preflight()).map_err(config_error)?;
+    let (result, signal) = py.detach(move || {
+        let mut signal: Option<PyErr> = None;
+        let mut poll = || {
+            let err = Python::attach(|py| py.check_signals().err());
+            let stop = err.is_some();
+            if signal.is_none() {
+                signal = err;
+            }
+            stop
+        };
+        let result = runner::run(cfg, Some(first), &mut poll);
+        (result, signal)
+    });
+    if let Some(err) = signal {
+        return Err(err);
+    }
+    let report = result.map_err(PyRuntimeError::new_err)?;
+    report_dict(py, &report)
+}
+
+fn config_error(e: ConfigError) -> PyErr {
+    match e {
+        ConfigError::Invalid(m) => PyValueError::new_err(m),
+        ConfigError::Unreachable(m) => PyConnectionError::new_err(m),
+    }
+}
+
+/// Merge HDR histograms (V2 compressed base64) exactly; returns the same format.
+#[pyfunction]
+fn merge_histograms(histograms: Vec<String>) -> PyResult<String> {
+    histogram::merge_encoded(histograms.iter().map(String::as_str)).map_err(PyValueError::new_err)
+}
+
+#[pymodule]
+fn _loadgen(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_histograms, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("LATENCY_UNIT", "ns")?;
+    m.add("TIMER_SLACK_S", crate::open_loop::TIMER_SLACK.as_secs_f64())?;
+    Ok(())
+}

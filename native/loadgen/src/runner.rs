@@ -1,0 +1,324 @@
+//! Run orchestration: one OS thread per share of the connections, each with a
+//! current-thread tokio runtime; a common start instant; exact merge at the end.
+
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::client::closed_connection;
+use crate::config::{Mode, RunConfig};
+use crate::histogram::{self, Hist};
+use crate::open_loop::open_connection;
+use crate::stats::Stats;
+use crate::virtual_user::virtual_user;
+use crate::worker::{thread_cpu_seconds, Shared};
+
+/// Everything a run measured, merged over threads.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub stats: Stats,
+    /// Per scenario step: (name, stats).
+    pub steps: Vec<(String, Stats)>,
+    /// Scenario only: latency of whole successful iterations, and failed ones.
+    pub iterations: Option<(Hist, u64)>,
+    pub elapsed: Duration,
+    /// CPU seconds (user + system) used by the worker threads.
+    pub cpu_s: f64,
+    pub threads: usize,
+    pub connections: usize,
+    /// Open loop: intended sends given up at the end of an overloaded run.
+    pub missed: u64,
+    /// Open loop: sends on an idle connection later than the timer slack.
+    pub late_sends: u64,
+    pub server: Option<String>,
+    pub doc_len: Option<u64>,
+    pub first_check_error: Option<String>,
+    pub interrupted: bool,
+    pub run_id: String,
+}
+
+struct WorkerResult {
+    stats: Stats,
+    steps: Vec<Stats>,
+    iterations: Hist,
+    iterations_failed: u64,
+    missed: u64,
+    late_sends: u64,
+    server: Option<String>,
+    doc_len: Option<u64>,
+    first_check_error: Option<String>,
+    started: Instant,
+    finished: Instant,
+    cpu_s: f64,
+}
+
+/// Start line: workers report ready (runtime built), then all start from one
+/// instant chosen by the caller, or are told to give up.
+#[derive(Default)]
+struct Gate {
+    state: Mutex<(usize, Option<Option<Instant>>)>,
+    changed: Condvar,
+}
+
+impl Gate {
+    /// Called by a worker: returns the common start, or None to give up.
+    fn ready_and_wait(&self) -> Option<Instant> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.0 += 1;
+        self.changed.notify_all();
+        loop {
+            if let Some(start) = st.1 {
+                return start;
+            }
+            st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Called by the coordinator: wait for `n` ready workers, then start them.
+    fn open_when_ready(&self, n: usize) -> Instant {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while st.0 < n {
+            st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        let t0 = Instant::now();
+        st.1 = Some(Some(t0));
+        self.changed.notify_all();
+        t0
+    }
+
+    fn abort(&self) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.1 = Some(None);
+        self.changed.notify_all();
+    }
+}
+
+fn new_run_id() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let mixed = (nanos as u64) ^ (u64::from(std::process::id()) << 40);
+    format!("{:012x}", mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 16)
+}
+
+fn worker(
+    index: usize,
+    cfg: Arc<RunConfig>,
+    stop: Arc<AtomicBool>,
+    gate: Arc<Gate>,
+    run_id: Arc<str>,
+    mut first: Option<std::net::TcpStream>,
+) -> Result<Option<WorkerResult>, String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build();
+    // Report ready even on failure, so the coordinator never waits forever.
+    let Some(t0) = gate.ready_and_wait() else {
+        return Ok(None);
+    };
+    let rt = rt.map_err(|e| format!("cannot start an I/O runtime: {e}"))?;
+    let (lo, hi) = cfg.conn_range(index);
+    let budget = cfg.requests.map(|n| cfg.share(n, index));
+    let steps = match &cfg.mode {
+        Mode::Scenario(s) => s.steps.len(),
+        _ => 0,
+    };
+    let shared = Rc::new(Shared::new(cfg.clone(), t0, stop, run_id, budget, steps));
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async {
+        let mut handles = Vec::with_capacity(hi - lo);
+        let scenario = match &cfg.mode {
+            Mode::Scenario(s) => Some(Rc::new((**s).clone())),
+            _ => None,
+        };
+        for i in lo..hi {
+            let sh = shared.clone();
+            let probe = i == lo;
+            let stream = if i == lo { first.take() } else { None };
+            let handle = match (&cfg.mode, &scenario) {
+                (Mode::Closed, _) => tokio::task::spawn_local(closed_connection(sh, probe, stream)),
+                (Mode::Open { rate }, _) => {
+                    tokio::task::spawn_local(open_connection(sh, i, *rate, probe, stream))
+                }
+                (Mode::Scenario(_), Some(s)) => {
+                    tokio::task::spawn_local(virtual_user(sh, s.clone(), i as u64, stream))
+                }
+                (Mode::Scenario(_), None) => unreachable!("scenario compiled above"),
+            };
+            handles.push(handle);
+        }
+        for h in handles {
+            if let Err(e) = h.await {
+                if e.is_panic() {
+                    std::panic::resume_unwind(e.into_panic());
+                }
+            }
+        }
+    });
+    let finished = Instant::now();
+    drop(local);
+    let sh =
+        Rc::try_unwrap(shared).map_err(|_| "a connection task outlived its run".to_string())?;
+    Ok(Some(WorkerResult {
+        stats: sh.stats.into_inner(),
+        steps: sh.steps.into_inner(),
+        iterations: sh.iterations.into_inner(),
+        iterations_failed: sh.iterations_failed.get(),
+        missed: sh.missed.get(),
+        late_sends: sh.late_sends.get(),
+        server: sh.server.into_inner(),
+        doc_len: sh.doc_len.get(),
+        first_check_error: sh.first_check_error.into_inner(),
+        started: t0,
+        finished,
+        cpu_s: thread_cpu_seconds(),
+    }))
+}
+
+/// Run `cfg` to completion. `poll` is called about every 100 ms from the calling
+/// thread; returning true stops the run early (Ctrl-C), and the report says so.
+/// `first`, when given, is a connected socket for the run's first connection.
+pub fn run(
+    cfg: RunConfig,
+    mut first: Option<std::net::TcpStream>,
+    poll: &mut dyn FnMut() -> bool,
+) -> Result<Report, String> {
+    let cfg = Arc::new(cfg);
+    let threads = cfg.threads;
+    let stop = Arc::new(AtomicBool::new(false));
+    let gate = Arc::new(Gate::default());
+    let run_id: Arc<str> = Arc::from(new_run_id());
+    let (tx, rx) = mpsc::channel();
+    let mut handles = Vec::with_capacity(threads);
+    for index in 0..threads {
+        let (cfg, stop, gate_w, run_id, tx) = (
+            cfg.clone(),
+            stop.clone(),
+            gate.clone(),
+            run_id.clone(),
+            tx.clone(),
+        );
+        let stream = first.take();
+        let spawned = thread::Builder::new()
+            .name(format!("loadgen-{index}"))
+            .spawn(move || {
+                let r = worker(index, cfg, stop, gate_w, run_id, stream);
+                let _ = tx.send(r);
+            });
+        match spawned {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                gate.abort();
+                for h in handles {
+                    let _ = h.join();
+                }
+                return Err(format!("cannot start a worker thread: {e}"));
+            }
+        }
+    }
+    drop(tx);
+    gate.open_when_ready(threads);
+    let mut results = Vec::with_capacity(threads);
+    let mut interrupted = false;
+    while results.len() < threads {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(r) => results.push(r),
+            Err(RecvTimeoutError::Timeout) => {
+                if !interrupted && poll() {
+                    interrupted = true;
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let mut panicked = false;
+    for h in handles {
+        panicked |= h.join().is_err();
+    }
+    if panicked || results.len() < threads {
+        return Err("internal error: a load worker thread crashed".into());
+    }
+    let results: Vec<WorkerResult> = results
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    if results.len() < threads {
+        return Err("internal error: a load worker thread gave up".into());
+    }
+    Ok(merge(&cfg, results, interrupted, run_id.to_string()))
+}
+
+fn merge(cfg: &RunConfig, results: Vec<WorkerResult>, interrupted: bool, run_id: String) -> Report {
+    let mut stats = Stats::new();
+    let (names, n_steps) = match &cfg.mode {
+        Mode::Scenario(s) => (
+            s.steps.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+            s.steps.len(),
+        ),
+        _ => (Vec::new(), 0),
+    };
+    let mut steps: Vec<Stats> = (0..n_steps).map(|_| Stats::new()).collect();
+    let mut iterations = histogram::new_histogram();
+    let mut iterations_failed = 0;
+    let mut missed = 0;
+    let mut late_sends = 0;
+    let mut cpu_s = 0.0;
+    let mut server = None;
+    let mut doc_len = None;
+    let mut first_check_error = None;
+    let t0 = results
+        .iter()
+        .map(|r| r.started)
+        .min()
+        .expect("at least one worker");
+    let end = results
+        .iter()
+        .map(|r| r.finished)
+        .max()
+        .expect("at least one worker");
+    for r in results {
+        stats.merge(&r.stats);
+        for (a, b) in steps.iter_mut().zip(r.steps.iter()) {
+            a.merge(b);
+        }
+        iterations
+            .add(&r.iterations)
+            .expect("histograms share bounds");
+        iterations_failed += r.iterations_failed;
+        missed += r.missed;
+        late_sends += r.late_sends;
+        cpu_s += r.cpu_s;
+        if doc_len.is_none() && r.doc_len.is_some() {
+            doc_len = r.doc_len;
+            server = r.server;
+        }
+        if first_check_error.is_none() {
+            first_check_error = r.first_check_error;
+        }
+    }
+    let is_scenario = matches!(cfg.mode, Mode::Scenario(_));
+    Report {
+        stats,
+        steps: names.into_iter().zip(steps).collect(),
+        iterations: is_scenario.then_some((iterations, iterations_failed)),
+        elapsed: end - t0,
+        cpu_s,
+        threads: cfg.threads,
+        connections: cfg.connections,
+        missed,
+        late_sends,
+        server,
+        doc_len,
+        first_check_error,
+        interrupted,
+        run_id,
+    }
+}

@@ -1,0 +1,210 @@
+//! State shared by the connection tasks of one worker thread.
+//!
+//! Each OS thread runs a current-thread tokio runtime and owns one `Shared`; its
+//! tasks interleave but never run in parallel, so plain `Cell`/`RefCell` replace
+//! atomics and locks on the hot path.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::time::Sleep;
+
+use crate::config::RunConfig;
+use crate::conn::{Answer, Conn};
+use crate::histogram::{self, Hist};
+use crate::stats::{Failure, Stats};
+
+pub struct Shared {
+    pub cfg: Arc<RunConfig>,
+    pub t0: Instant,
+    pub deadline: Option<Instant>,
+    pub stop: Arc<AtomicBool>,
+    pub run_id: Arc<str>,
+    budget: Option<Cell<u64>>,
+    pub stats: RefCell<Stats>,
+    pub steps: RefCell<Vec<Stats>>,
+    pub iterations: RefCell<Hist>,
+    pub iterations_failed: Cell<u64>,
+    pub missed: Cell<u64>,
+    pub late_sends: Cell<u64>,
+    pub server: RefCell<Option<String>>,
+    pub doc_len: Cell<Option<u64>>,
+    pub first_check_error: RefCell<Option<String>>,
+}
+
+impl Shared {
+    pub fn new(
+        cfg: Arc<RunConfig>,
+        t0: Instant,
+        stop: Arc<AtomicBool>,
+        run_id: Arc<str>,
+        budget: Option<u64>,
+        steps: usize,
+    ) -> Shared {
+        Shared {
+            deadline: cfg.duration.map(|d| t0 + d),
+            cfg,
+            t0,
+            stop,
+            run_id,
+            budget: budget.map(Cell::new),
+            stats: RefCell::new(Stats::new()),
+            steps: RefCell::new((0..steps).map(|_| Stats::new()).collect()),
+            iterations: RefCell::new(histogram::new_histogram()),
+            iterations_failed: Cell::new(0),
+            missed: Cell::new(0),
+            late_sends: Cell::new(0),
+            server: RefCell::new(None),
+            doc_len: Cell::new(None),
+            first_check_error: RefCell::new(None),
+        }
+    }
+
+    /// Claim the right to start one more request (or iteration).
+    #[inline]
+    pub fn take_ticket(&self) -> bool {
+        match &self.budget {
+            None => true,
+            Some(b) => {
+                let n = b.get();
+                if n == 0 {
+                    return false;
+                }
+                b.set(n - 1);
+                true
+            }
+        }
+    }
+
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// No new work may start at `now` (stop asked, deadline passed).
+    #[inline]
+    pub fn over(&self, now: Instant) -> bool {
+        self.stopped() || self.deadline.is_some_and(|d| now >= d)
+    }
+
+    /// Count one exchange into the thread's stats (and step `step`'s, if given).
+    #[inline]
+    pub fn record(&self, result: &Result<Answer, Failure>, latency: Duration, step: Option<usize>) {
+        let ns = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
+        let apply = |s: &mut Stats| match result {
+            Ok(a) => s.answer(a.status, ns, a.bytes, a.body_bytes),
+            Err(f) => s.failure(*f),
+        };
+        apply(&mut self.stats.borrow_mut());
+        if let Some(i) = step {
+            apply(&mut self.steps.borrow_mut()[i]);
+        }
+    }
+
+    /// A 2xx answer that failed a scenario check.
+    pub fn check_failed(&self, step: usize, why: String) {
+        self.stats.borrow_mut().check_failed += 1;
+        self.steps.borrow_mut()[step].check_failed += 1;
+        let mut first = self.first_check_error.borrow_mut();
+        if first.is_none() {
+            *first = Some(why);
+        }
+    }
+
+    /// Remember what the first good answer said about the server.
+    pub fn note_info(&self, server: Option<String>, body_len: u64) {
+        if self.doc_len.get().is_none() {
+            self.doc_len.set(Some(body_len));
+            *self.server.borrow_mut() = server;
+        }
+    }
+
+    /// After a connect error in a timed run, wait a little instead of spinning.
+    pub async fn backoff_after(&self, result: &Result<Answer, Failure>) {
+        if matches!(result, Err(Failure::Connect)) && self.deadline.is_some() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// A reusable per-connection timeout (one timer entry, reset per request).
+pub struct Timer {
+    sleep: Option<Pin<Box<Sleep>>>,
+    timeout: Duration,
+}
+
+impl Timer {
+    pub fn new(timeout: Option<Duration>) -> Timer {
+        Timer {
+            sleep: timeout.map(|_| Box::pin(tokio::time::sleep(Duration::from_secs(86_400)))),
+            timeout: timeout.unwrap_or_default(),
+        }
+    }
+
+    /// Run one exchange started at `start`; a timeout drops the connection.
+    pub async fn run<F>(
+        &mut self,
+        conn_reset: &mut bool,
+        start: Instant,
+        fut: F,
+    ) -> Result<Answer, Failure>
+    where
+        F: Future<Output = Result<Answer, Failure>>,
+    {
+        match self.sleep.as_mut() {
+            None => fut.await,
+            Some(sleep) => {
+                sleep.as_mut().reset((start + self.timeout).into());
+                tokio::select! {
+                    biased;
+                    r = fut => r,
+                    _ = sleep.as_mut() => {
+                        *conn_reset = true;
+                        Err(Failure::Timeout)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Send one request on `conn` with the timer, dropping the socket on a timeout.
+pub async fn exchange(
+    conn: &mut Conn,
+    timer: &mut Timer,
+    start: Instant,
+    request: &[u8],
+    head_request: bool,
+    want: crate::conn::Want<'_>,
+) -> Result<Answer, Failure> {
+    let mut timed_out = false;
+    let result = timer
+        .run(
+            &mut timed_out,
+            start,
+            conn.exchange(request, head_request, want),
+        )
+        .await;
+    if timed_out {
+        conn.reset();
+    }
+    result
+}
+
+/// CPU time (user + system) of the calling thread, in seconds.
+pub fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+}

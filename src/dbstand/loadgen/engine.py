@@ -1,0 +1,132 @@
+"""Run the native engine: closed loop, open loop, or scenario.
+
+The engine runs in native threads with the GIL released, so the Python process
+stays responsive (Ctrl-C stops a run within about 100 ms) and Python threads
+(a progress bar, a test server) keep running meanwhile.
+"""
+
+from __future__ import annotations
+
+import resource
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from dbstand.loadgen.errors import (
+    EngineMissingError,
+    LoadgenConfigError,
+    TargetUnreachableError,
+)
+from dbstand.loadgen.result import LoadResult, Mode
+from dbstand.loadgen.scenario import Scenario
+
+DEFAULT_TIMEOUT_S = 10.0
+
+Headers = Mapping[str, str] | Sequence[tuple[str, str]]
+
+
+def _native() -> Any:
+    try:
+        from dbstand import _loadgen
+    except ImportError as e:  # pragma: no cover - depends on how dbstand was installed
+        raise EngineMissingError(
+            f"dbstand's native HTTP engine is not built ({e}); reinstall with `pip install .`"
+        ) from None
+    return _loadgen
+
+
+def _cpu_self() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _header_list(headers: Headers | None) -> list[tuple[str, str]]:
+    if headers is None:
+        return []
+    items = headers.items() if isinstance(headers, Mapping) else headers
+    return [(str(k), str(v)) for k, v in items]
+
+
+def _run(mode: Mode, url: str, *, connections: int, keepalive: bool, timeout_s: float,
+         rate: float | None = None, **kwargs: Any) -> LoadResult:
+    native = _native()
+    before = _cpu_self()
+    try:
+        raw = native.run(url, connections=connections, keepalive=keepalive, timeout=timeout_s,
+                         rate=rate, **kwargs)
+    except ConnectionError as e:
+        raise TargetUnreachableError(str(e)) from None
+    except (ValueError, OverflowError, TypeError) as e:
+        raise LoadgenConfigError(str(e)) from None
+    cpu = _cpu_self() - before
+    result = LoadResult.from_native(raw, mode=mode, url=url, keepalive=keepalive,
+                                    timeout_s=timeout_s, rate=rate)
+    return replace(result, process_cpu_s=cpu)
+
+
+def run_closed(
+    url: str,
+    connections: int,
+    requests: int | None = None,
+    duration: float | None = None,
+    *,
+    keepalive: bool = True,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    threads: int | None = None,
+    method: str = "GET",
+    headers: Headers | None = None,
+    body: bytes | str = b"",
+) -> LoadResult:
+    """Closed loop (ab/wrk): each connection sends its next request when the
+    previous answer is in. Stops after `requests` in total or `duration` seconds,
+    whichever comes first; requests in flight at the deadline are completed.
+    `timeout_s=0` disables the request timeout; `threads` defaults to
+    min(cores, connections)."""
+    return _run("closed", url, connections=connections, keepalive=keepalive,
+                timeout_s=timeout_s, requests=requests, duration=duration, threads=threads,
+                method=method, headers=_header_list(headers),
+                body=body.encode() if isinstance(body, str) else bytes(body))
+
+
+def run_open(
+    url: str,
+    rate: float,
+    duration: float,
+    connections: int,
+    *,
+    keepalive: bool = True,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    threads: int | None = None,
+    method: str = "GET",
+    headers: Headers | None = None,
+    body: bytes | str = b"",
+) -> LoadResult:
+    """Open loop (wrk2): `rate` requests/s in total, spread evenly over the
+    connections, for `duration` seconds. Latency counts from each request's
+    intended send time, so a server stall shows in every request it delayed
+    (coordinated omission corrected). A connection still busy when its next
+    send is due sends late, and that lateness is part of the latency."""
+    return _run("open", url, connections=connections, keepalive=keepalive,
+                timeout_s=timeout_s, rate=rate, duration=duration, threads=threads,
+                method=method, headers=_header_list(headers),
+                body=body.encode() if isinstance(body, str) else bytes(body))
+
+
+def run_scenario(
+    url: str,
+    scenario: Scenario,
+    users: int,
+    iterations: int | None = None,
+    duration: float | None = None,
+    *,
+    keepalive: bool = True,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    threads: int | None = None,
+) -> LoadResult:
+    """Scenario (closed loop): `users` virtual users, one connection each, run
+    the steps in order, `iterations` times in total or for `duration` seconds.
+    `url` gives host and port; step paths are relative to it. Each step gets its
+    own histogram in `result.steps`; whole iterations in `iterations_histogram`."""
+    return _run("scenario", url, connections=users, keepalive=keepalive,
+                timeout_s=timeout_s, requests=iterations, duration=duration,
+                threads=threads, scenario=scenario.to_json())

@@ -1,0 +1,274 @@
+"""Typed results of a load run, built from the native engine's dict.
+
+Latencies travel as one HDR histogram (HdrHistogram V2, compressed, base64,
+values in nanoseconds): the same format and bounds as the rest of dbstand, so
+results from several runs or machines merge exactly instead of averaging
+percentiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any, Literal
+
+from dbstand.engine.histogram import LatencyHistogram
+
+Mode = Literal["closed", "open", "scenario"]
+
+
+@dataclass(frozen=True)
+class ErrorCounts:
+    """Requests that got no usable answer, by cause; never counted as successes."""
+
+    connect: int = 0
+    read: int = 0
+    write: int = 0
+    timeout: int = 0
+    parse: int = 0
+    """The server sent something that is not HTTP/1.x."""
+
+    @property
+    def total(self) -> int:
+        return self.connect + self.read + self.write + self.timeout + self.parse
+
+    def __add__(self, other: ErrorCounts) -> ErrorCounts:
+        return ErrorCounts(**{f.name: getattr(self, f.name) + getattr(other, f.name)
+                              for f in fields(self)})
+
+
+def _add_counts(a: Mapping[int, int], b: Mapping[int, int]) -> dict[int, int]:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0) + v
+    return dict(sorted(out.items()))
+
+
+def _merge_hdr(encoded: Iterable[str | None]) -> str:
+    texts = [t for t in encoded if t]
+    merged = LatencyHistogram()
+    for t in texts:
+        merged.merge(LatencyHistogram.decode(t))
+    return merged.encode()
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What a set of requests produced (a whole run, or one scenario step)."""
+
+    requests: int
+    """Requests started: answered ones plus failed ones."""
+    successes: int
+    """2xx answers that passed every check."""
+    status_counts: dict[int, int]
+    errors: ErrorCounts
+    check_failed: int
+    """2xx answers that failed a scenario check or capture."""
+    bytes: int
+    """Bytes read from sockets (heads, bodies, chunk framing)."""
+    body_bytes: int
+    histogram: str
+    """HDR histogram of answered requests' latencies (ns), V2 compressed base64."""
+
+    @property
+    def responses(self) -> int:
+        return sum(self.status_counts.values())
+
+    @property
+    def failed(self) -> int:
+        """Everything that is not a success: non-2xx, failed checks, socket errors."""
+        return self.requests - self.successes
+
+    @property
+    def non_2xx(self) -> int:
+        return sum(n for code, n in self.status_counts.items() if not 200 <= code < 300)
+
+    def latency(self) -> LatencyHistogram:
+        """The latency histogram, decoded (values in ns)."""
+        return LatencyHistogram.decode(self.histogram)
+
+    def percentiles_ms(self, percentiles: Iterable[float]) -> dict[float, float]:
+        hist = self.latency().hist
+        return {p: hist.get_value_at_percentile(p) / 1e6 for p in percentiles}
+
+    @staticmethod
+    def _fields_from(d: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "requests": int(d["requests"]),
+            "successes": int(d["successes"]),
+            "status_counts": {int(k): int(v) for k, v in dict(d["status"]).items()},
+            "errors": ErrorCounts(**{k: int(v) for k, v in dict(d["errors"]).items()}),
+            "check_failed": int(d["check_failed"]),
+            "bytes": int(d["bytes"]),
+            "body_bytes": int(d["body_bytes"]),
+            "histogram": str(d["histogram"]),
+        }
+
+
+@dataclass(frozen=True)
+class StepResult(Counts):
+    """One scenario step, timed in its own histogram."""
+
+    name: str = ""
+
+    @classmethod
+    def from_native(cls, d: Mapping[str, Any]) -> StepResult:
+        return cls(name=str(d["name"]), **Counts._fields_from(d))
+
+
+@dataclass(frozen=True)
+class LoadResult(Counts):
+    """A whole run: counts, rates, cost, and the settings that produced them."""
+
+    mode: Mode = "closed"
+    url: str = ""
+    connections: int = 0
+    threads: int = 0
+    keepalive: bool = True
+    timeout_s: float = 0.0
+    rate: float | None = None
+    """Open loop: the target rate in requests/s."""
+    elapsed_s: float = 0.0
+    cpu_s: float = 0.0
+    """CPU seconds (user + system) of the engine's worker threads."""
+    process_cpu_s: float = 0.0
+    """CPU seconds of the whole process during the run (getrusage RUSAGE_SELF)."""
+    missed: int = 0
+    """Open loop: intended sends given up because an overloaded run ran out of time."""
+    late_sends: int = 0
+    """Open loop: sends the generator itself made late (idle connection, > 2 ms)."""
+    server: str | None = None
+    """The `Server` header of the first good answer."""
+    document_length: int | None = None
+    """Body bytes of the first good answer."""
+    steps: tuple[StepResult, ...] = ()
+    iterations_ok: int = 0
+    iterations_failed: int = 0
+    iterations_histogram: str | None = None
+    """Scenario: latency of whole successful iterations (ns)."""
+    first_check_error: str | None = None
+    run_id: str = ""
+
+    @property
+    def requests_per_s(self) -> float:
+        return self.requests / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def successes_per_s(self) -> float:
+        return self.successes / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def bytes_per_s(self) -> float:
+        return self.bytes / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def requests_per_cpu_s(self) -> float:
+        """What one CPU-second of the generator buys: its efficiency."""
+        return self.requests / self.cpu_s if self.cpu_s > 0 else 0.0
+
+    @classmethod
+    def from_native(cls, d: Mapping[str, Any], **settings: Any) -> LoadResult:
+        iterations = d.get("iterations")
+        return cls(
+            **Counts._fields_from(d),
+            **settings,
+            elapsed_s=float(d["elapsed_s"]),
+            cpu_s=float(d["cpu_s"]),
+            threads=int(d["threads"]),
+            connections=int(d["connections"]),
+            missed=int(d["missed"]),
+            late_sends=int(d.get("late_sends", 0)),
+            server=d.get("server"),
+            document_length=d.get("doc_len"),
+            steps=tuple(StepResult.from_native(s) for s in d.get("steps", ())),
+            iterations_ok=int(iterations["ok"]) if iterations else 0,
+            iterations_failed=int(iterations["failed"]) if iterations else 0,
+            iterations_histogram=iterations["histogram"] if iterations else None,
+            first_check_error=d.get("first_check_error"),
+            run_id=str(d.get("run_id", "")),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (status codes become string keys, as JSON requires)."""
+        out = asdict(self)
+        out["status_counts"] = {str(k): v for k, v in self.status_counts.items()}
+        for s in out["steps"]:
+            s["status_counts"] = {str(k): v for k, v in s["status_counts"].items()}
+        out["requests_per_s"] = self.requests_per_s
+        out["bytes_per_s"] = self.bytes_per_s
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> LoadResult:
+        """Inverse of `to_dict` (for results read back from disk or another node)."""
+        data = {f.name: d[f.name] for f in fields(cls) if f.name in d}
+        data["status_counts"] = {int(k): v for k, v in d["status_counts"].items()}
+        data["errors"] = ErrorCounts(**d["errors"])
+        data["steps"] = tuple(
+            StepResult(**{**s, "status_counts": {int(k): v for k, v in s["status_counts"].items()},
+                          "errors": ErrorCounts(**s["errors"])})
+            for s in d.get("steps", ())
+        )
+        return cls(**data)
+
+    @classmethod
+    def merge(cls, results: Iterable[LoadResult]) -> LoadResult:
+        """Combine shards of one case run at the same time (e.g. on several nodes).
+
+        Counts and histograms add up exactly; elapsed is the longest shard, so
+        rates are those of the combined load over the common window.
+        """
+        parts = list(results)
+        if not parts:
+            raise ValueError("nothing to merge")
+        first = parts[0]
+        status: dict[int, int] = {}
+        errors = ErrorCounts()
+        for p in parts:
+            status = _add_counts(status, p.status_counts)
+            errors = errors + p.errors
+        steps = tuple(
+            replace(
+                group[0],
+                requests=sum(s.requests for s in group),
+                successes=sum(s.successes for s in group),
+                status_counts=_merged_status(group),
+                errors=sum((s.errors for s in group), ErrorCounts()),
+                check_failed=sum(s.check_failed for s in group),
+                bytes=sum(s.bytes for s in group),
+                body_bytes=sum(s.body_bytes for s in group),
+                histogram=_merge_hdr(s.histogram for s in group),
+            )
+            for group in zip(*(p.steps for p in parts), strict=True)
+        )
+        return replace(
+            first,
+            requests=sum(p.requests for p in parts),
+            successes=sum(p.successes for p in parts),
+            status_counts=status,
+            errors=errors,
+            check_failed=sum(p.check_failed for p in parts),
+            bytes=sum(p.bytes for p in parts),
+            body_bytes=sum(p.body_bytes for p in parts),
+            histogram=_merge_hdr(p.histogram for p in parts),
+            connections=sum(p.connections for p in parts),
+            threads=sum(p.threads for p in parts),
+            rate=sum(p.rate for p in parts if p.rate) or None,
+            elapsed_s=max(p.elapsed_s for p in parts),
+            cpu_s=sum(p.cpu_s for p in parts),
+            process_cpu_s=sum(p.process_cpu_s for p in parts),
+            missed=sum(p.missed for p in parts),
+            late_sends=sum(p.late_sends for p in parts),
+            steps=steps,
+            iterations_ok=sum(p.iterations_ok for p in parts),
+            iterations_failed=sum(p.iterations_failed for p in parts),
+            iterations_histogram=(_merge_hdr(p.iterations_histogram for p in parts)
+                                  if first.iterations_histogram else None),
+        )
+
+
+def _merged_status(group: Iterable[Counts]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for s in group:
+        out = _add_counts(out, s.status_counts)
+    return out

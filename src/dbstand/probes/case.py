@@ -1,0 +1,143 @@
+"""The probes of one case, bracketing the engine's timed windows, reported per operation."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import time
+from typing import Any
+
+import psutil
+
+from dbstand.probes.cpu import TreeCpu
+from dbstand.probes.locate import server_pid
+from dbstand.probes.statements import SqliteTrace, StatementCounter, open_counter
+from dbstand.targets.managed import record_for
+from dbstand.targets.url import TargetURL
+
+
+class CaseProbes:
+    """Client CPU, server CPU and peak RSS, statements: summed over counted windows.
+
+    Order at the edges keeps each probe's own work out of the others: statements are
+    read first at `begin` and last at `end` (admin queries cost the server CPU), the
+    client's CPU last at `begin` and first at `end`.
+    """
+
+    def __init__(self, target: TargetURL, prefix: str, *, client_scope: str = "process",
+                 sqlite_conn: Any = None):
+        self.target = target
+        self.notes: list[str] = []
+        self.pid, self.pid_source = server_pid(target)
+        if self.pid == os.getpid():
+            self.pid, self.pid_source = None, "the server is this process"
+        self.server = TreeCpu(self.pid) if self.pid else None
+        self.client_scope = client_scope
+        self.client = TreeCpu(os.getpid(), exclude=[self.pid] if self.pid else (),
+                              self_cpu=client_scope == "process")
+        self.statements: StatementCounter | None = None
+        self.warmup: StatementCounter | None = None
+        self.statements_source = ""
+        if target.kind == "sqlite":
+            if isinstance(sqlite_conn, sqlite3.Connection):
+                self.warmup = SqliteTrace(sqlite_conn)
+                self.statements_source = self.warmup.source
+            else:
+                self.statements_source = ("unavailable: SQLite statements are counted on "
+                                          "the case's own connection, in sync mode only")
+        else:
+            try:
+                self.statements = open_counter(target, prefix,
+                                               managed=record_for(target) is not None)
+                self.statements_source = self.statements.source
+            except LookupError as exc:
+                self.statements_source = f"unavailable: {exc}"
+        self.windows = 0
+        self.window_s = 0.0
+        self._t0 = 0.0
+
+    # --- the engine's Probe protocol -------------------------------------------
+    def begin(self) -> None:
+        self._statements("begin")
+        if self.server is not None:
+            self.server.begin()
+        self.client.begin()
+        self._t0 = time.perf_counter()
+
+    def end(self) -> None:
+        self.window_s += time.perf_counter() - self._t0
+        self.windows += 1
+        self.client.end()
+        if self.server is not None:
+            self.server.end()
+        self._statements("end")
+
+    def _statements(self, edge: str) -> None:
+        """A counter that fails (admin connection lost...) is dropped, not the case."""
+        if self.statements is None:
+            return
+        try:
+            getattr(self.statements, edge)()
+        except Exception as exc:
+            message = " ".join(str(exc).split()) or type(exc).__name__
+            self.statements_source = f"unavailable: reading {self.statements.source} " \
+                                     f"failed ({message})"
+            self.statements.close()
+            self.statements = None
+
+    # --- results -----------------------------------------------------------------
+    def result(self, revs: int, warmup_iterations: int) -> dict[str, Any]:
+        """The record's `probes` object: per-operation figures and how they were got."""
+        ops = self.windows * revs
+        if ops == 0:
+            return {"windows": 0}
+        out: dict[str, Any] = {
+            "windows": self.windows,
+            "ops": ops,
+            "window_s": round(self.window_s, 6),
+            "cores": psutil.cpu_count(logical=True),
+            "client_cpu_s": round(self.client.cpu_s, 6),
+            "client_cpu_us_per_op": round(self.client.cpu_s / ops * 1e6, 3),
+            "client_scope": ("dbstand's process tree (the stack runs in it)"
+                             if self.client_scope == "process" else
+                             "the programs dbstand started (external client)"),
+            "server_pid_found": self.server is not None,
+            "server_pid": self.pid,
+            "server_pid_source": self.pid_source,
+            "server_cpu_s": None, "server_cpu_us_per_op": None, "server_peak_rss_mb": None,
+            "statements_per_op": None,
+            "statements_source": self.statements_source,
+        }
+        if self.server is not None:
+            out["server_cpu_s"] = round(self.server.cpu_s, 6)
+            out["server_cpu_us_per_op"] = round(self.server.cpu_s / ops * 1e6, 3)
+            out["server_peak_rss_mb"] = round(self.server.peak_rss / 2**20, 1)
+            out["server_rss_note"] = "sum of the tree's RSS at the windows' edges"
+            if self.server.lost:
+                self.notes.append(self.server.lost)
+        counter = self.statements
+        counted_ops = ops
+        if self.warmup is not None:
+            counter, counted_ops = self.warmup, revs * warmup_iterations
+        if counter is not None and counted_ops:
+            out["statements_per_op"] = counter.per_op(counted_ops)
+            out["statements_total"] = counter.total()
+            commands = counter.commands_per_op(counted_ops)
+            if commands is not None:
+                out["commands_per_op"] = commands
+            if counter.note:
+                out["statements_note"] = counter.note
+        if self.client_scope != "process":
+            self.notes.append("windows span whole runs of the external client: its "
+                              "connection set-up (server process start, authentication) "
+                              "is in them")
+        if self.notes:
+            out["notes"] = self.notes
+        return out
+
+    def close(self) -> None:
+        for counter in (self.statements, self.warmup):
+            if counter is not None:
+                with contextlib.suppress(Exception):
+                    counter.close()

@@ -1,0 +1,64 @@
+"""mysql-connector-python, Oracle's driver: C extension when it loads, else pure Python.
+
+Two protocols: `text` (the default cursor: statements sent as text) and `prepared`
+(server-side prepared statements through the binary protocol, `cursor(prepared=True)`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mysql.connector
+
+from dbstand.stacks.base import Op
+from dbstand.stacks.dbapi import DbApiKvClient
+from dbstand.targets.mysql import connect_args
+
+
+def implementation() -> str:
+    """Which implementation `connect()` picks here, and why it is not the C one."""
+    if getattr(mysql.connector, "HAVE_CEXT", False):
+        return "C extension"
+    try:
+        import _mysql_connector  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError as exc:
+        reason = str(exc).split(":")[-1].strip() or type(exc).__name__
+        return f"pure Python (C extension unavailable: {reason})"
+    return "pure Python"
+
+
+class MysqlConnectorKv(DbApiKvClient):
+    stack = "mysql-connector-python"
+    paramstyle = "format"
+    protocol: str | None = "text"
+
+    def _open(self) -> Any:
+        return mysql.connector.connect(**connect_args(self.target), autocommit=True,
+                                       connection_timeout=10, charset="utf8mb4")
+
+    def operation(self, op: str) -> Op:
+        if self.protocol != "prepared":
+            return super().operation(op)
+        # one prepared cursor per operation: prepared once, executed R times
+        cur = self.conn.cursor(prepared=True)
+        sql = self.sql(self.dialect.statement(op, self.table))
+        execute = cur.execute
+        if op == "select":
+            fetchone = cur.fetchone
+
+            def select(params: Any) -> object:
+                execute(sql, params)
+                return fetchone()
+
+            return select
+
+        def write(params: Any) -> object:
+            return execute(sql, params)
+
+        return write
+
+    def describe(self) -> str:
+        kind = "server-side prepared statements" if self.protocol == "prepared" else \
+            "text protocol"
+        return f"mysql-connector-python {mysql.connector.__version__} " \
+               f"({implementation()}, {kind})"

@@ -1,0 +1,116 @@
+"""The scaling verdict: the fit itself, and a deliberately superlinear path flagged on
+real SQLite; a wrong batch is caught by the verification."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from dbstand.engine.config import EngineConfig
+from dbstand.execution import RunRequest, execute
+from dbstand.report.render import render_json, render_terminal
+from dbstand.report.scaling import SUPERLINEAR_EXPONENT, fit_power_law, scaling
+from dbstand.stacks.batch_base import BatchApi, BatchData
+from dbstand.stacks.batch_sqlite3 import Sqlite3Batch
+from dbstand.stacks.registry import STACKS, StackSpec
+from dbstand.targets.url import parse_target_url
+from dbstand.workloads import get_workload
+from dbstand.workloads.batch import BatchOptions, build_cases
+
+
+def test_fit_recovers_the_exponent() -> None:
+    for b in (0.5, 1.0, 2.0):
+        fit = scaling([(n, 3e-6 * n ** b) for n in (1_000, 10_000, 100_000)])
+        assert fit is not None and math.isclose(fit.exponent, b, abs_tol=1e-9)
+        assert fit.r2 == 1.0 and fit.confident
+    assert scaling([(1000, 1.0), (2000, 2.0)]).verdict == "linear"  # type: ignore[union-attr]
+    assert scaling([(1000, 1.0), (2000, 2.0)]).confident is False  # type: ignore[union-attr]
+    assert scaling([(1000, 1.0), (1000, 1.1)]) is None  # one size: nothing to fit
+    assert fit_power_law([]) is None
+
+
+def test_noise_alone_is_not_flagged() -> None:
+    """Means bent upward by one slow run, but the runs' spread overlaps linear growth."""
+    fit = scaling([(1000, 1.0, 0.9, 1.2), (2000, 2.0, 1.8, 2.3), (4000, 8.0, 3.9, 20.0)])
+    assert fit is not None and fit.exponent > SUPERLINEAR_EXPONENT
+    assert fit.verdict == "superlinear?" and not fit.flagged
+    assert fit.exponent_low < 1.0
+
+
+def test_the_study_shape_is_flagged() -> None:
+    """The study's execute_values update: 0.356 s, 5.237 s, 21.102 s for 10k, 50k, 100k."""
+    fit = scaling([(10_000, 0.356), (50_000, 5.237), (100_000, 21.102)])
+    assert fit is not None and fit.exponent > SUPERLINEAR_EXPONENT and fit.flagged
+    insert = scaling([(10_000, 0.266), (50_000, 1.226), (100_000, 2.125)])
+    assert insert is not None and insert.verdict == "linear" and not insert.flagged
+
+
+class UnindexedDelete(Sqlite3Batch):
+    """Test-only: one DELETE per row by the unindexed value column, so each statement
+    scans the table: cost grows as rows^2."""
+
+    apis = (*Sqlite3Batch.apis,
+            BatchApi("delete_by_value", ("delete",), "test only: DELETE ... WHERE f_value = ?"))
+
+    def api_delete_by_value(self, op: str, data: BatchData) -> None:
+        sql = f"DELETE FROM {self.table} WHERE f_value = ?"
+        for (key,) in data.row_params:
+            self.cur.execute(sql, (int(key),))
+
+
+class HalfInsert(Sqlite3Batch):
+    """Test-only: an api that silently inserts only half the rows."""
+
+    apis = (*Sqlite3Batch.apis, BatchApi("half", ("insert",), "test only: loses rows"))
+
+    def api_half(self, op: str, data: BatchData) -> None:
+        self.cur.executemany(f"INSERT INTO {self.table} VALUES (?, ?)",
+                             data.row_params[: data.rows // 2])
+
+
+@pytest.fixture
+def test_stacks(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, cls in (("sqlite3-unindexed", "UnindexedDelete"), ("sqlite3-half", "HalfInsert")):
+        monkeypatch.setitem(STACKS, name, StackSpec(
+            name, ("sqlite",), ("sqlite3",), ("sqlite3",), {"batch": f"{__name__}:{cls}"},
+            "test only"))
+
+
+def run(tmp_path: Path, stack: str, apis: list[str], ops: list[str], rows: list[int]):
+    target = parse_target_url("sqlite://")  # in memory: the least noisy real SQLite
+    cases = build_cases([target], [stack], apis, ops, rows, BatchOptions(), limits=False)
+    config = EngineConfig(revs=1, min_iterations=3, max_iterations=6, target_ci_pct=10)
+    return execute(RunRequest(get_workload("batch"), cases, config, tmp_path / "r.jsonl",
+                              ["test"]), Console(file=io.StringIO()))
+
+
+def test_superlinear_path_is_flagged(tmp_path: Path, test_stacks: None) -> None:
+    results = run(tmp_path, "sqlite3-unindexed", ["delete_by_value", "executemany"],
+                  ["delete"], [1000, 2000, 4000])
+    assert all(r["status"] == "ok" for r in results.cases)
+    fits = {s["name"]: s for s in json.loads(render_json(results))["scaling"]}
+    slow = fits["sqlite3-unindexed delete_by_value"]
+    assert slow["exponent"] > SUPERLINEAR_EXPONENT and slow["verdict"] == "superlinear", fits
+    assert slow["confident"] and slow["sizes"] == 3
+    # the same deletes by primary key are not flagged, even when machine noise bends
+    # their fit: the flag needs the runs' spread to agree
+    assert fits["sqlite3-unindexed executemany"]["verdict"] != "superlinear", fits
+    console = Console(record=True, width=220, file=io.StringIO())
+    render_terminal(results, console)
+    text = console.export_text()
+    assert "SUPERLINEAR" in text
+    assert "SUPERLINEAR sqlite3-unindexed delete_by_value delete" in text
+    assert "SUPERLINEAR sqlite3-unindexed executemany" not in text
+
+
+def test_wrong_batch_is_caught(tmp_path: Path, test_stacks: None) -> None:
+    results = run(tmp_path, "sqlite3-half", ["half"], ["insert"], [100])
+    [record] = results.cases
+    assert record["status"] == "failed"
+    assert "the table has 50 rows, expected 100" in record["error"]
+    assert results.footer is not None and results.footer["failed"] == 1
