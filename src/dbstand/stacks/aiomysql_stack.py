@@ -8,32 +8,22 @@ prepared statements: parameters are escaped and interpolated client-side.
 from __future__ import annotations
 
 import importlib.metadata
-from typing import Any
 
 import aiomysql
 
-from dbstand.errors import CaseFailed
 from dbstand.sql.dialects import MYSQL
-from dbstand.sql.paramstyle import to_paramstyle
-from dbstand.stacks.base import AsyncKvClient, AsyncOp
+from dbstand.stacks.async_dbapi import AsyncCursorKvClient
 from dbstand.targets.connect_errors import connect_error
 from dbstand.targets.mysql import connect_args
-from dbstand.targets.url import TargetURL
-
-KV_OPS = ("select", "insert", "update", "upsert", "replace", "delete")
 
 
-class AiomysqlKv(AsyncKvClient):
+class AiomysqlKv(AsyncCursorKvClient):
     """One aiomysql connection in autocommit mode: each statement its own transaction."""
 
     stack = "aiomysql"
     admin_stack = "pymysql"
 
-    def __init__(self, target: TargetURL, prefix: str):
-        super().__init__(target, prefix)
-        self.table = f"{prefix}kv"
-        self.conn: Any = None
-        self.cur: Any = None
+    dialect = MYSQL
 
     async def connect(self) -> None:
         t = self.target
@@ -52,31 +42,6 @@ class AiomysqlKv(AsyncKvClient):
                 await self.conn.ensure_closed()  # says COM_QUIT: no "aborted connection"
             finally:
                 self.conn = self.cur = None
-
-    def operation(self, op: str) -> AsyncOp:
-        if op not in KV_OPS:
-            raise CaseFailed(f"unknown kv operation {op!r}")
-        if self.cur is None:
-            raise CaseFailed("aiomysql: operation() before connect()")
-        cur = self.cur
-        sql = to_paramstyle(MYSQL.statement(op, self.table), "format")
-        execute = cur.execute
-        if op == "select":
-            fetchone = cur.fetchone
-
-            async def select(params: Any) -> object:
-                await execute(sql, params)
-                return await fetchone()
-
-            return select
-
-        async def write(params: Any) -> object:
-            return await execute(sql, params)
-
-        return write
-
-    def forms(self) -> dict[str, str]:
-        return dict(MYSQL.forms)
 
     def describe(self) -> str:
         # the distribution's version: pymysql.__version__ mimics mysqlclient's

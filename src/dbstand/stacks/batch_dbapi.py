@@ -11,11 +11,10 @@ from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any
 
-from dbstand.errors import TargetError
 from dbstand.sql.dialects import server_facts
 from dbstand.sql.paramstyle import to_paramstyle
 from dbstand.stacks.batch_base import BatchApi, BatchClient, BatchData, Op, pages
-from dbstand.targets.connect_errors import connect_error
+from dbstand.stacks.dbapi import open_dbapi
 
 ApiMethod = Callable[[str, BatchData], None]
 
@@ -48,12 +47,7 @@ class DbApiBatchClient(BatchClient):
         """Open a DB-API connection in the driver's default (transactional) mode."""
 
     def connect(self) -> None:
-        try:
-            self.conn = self._open()
-        except TargetError:
-            raise
-        except Exception as exc:  # drivers raise their own hierarchies
-            raise connect_error(exc, self.target) from None
+        self.conn = open_dbapi(self._open, self.target)
         self.cur = self.conn.cursor()
 
     def close(self) -> None:

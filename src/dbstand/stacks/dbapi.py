@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import islice
 from typing import Any
 
@@ -16,6 +16,16 @@ from dbstand.targets.connect_errors import connect_error
 from dbstand.targets.url import TargetURL
 
 KV_SUFFIX = "kv"
+
+
+def open_dbapi(opener: Callable[[], Any], target: TargetURL) -> Any:
+    """Call a driver's connect, turning its failure into one clear TargetError line."""
+    try:
+        return opener()
+    except TargetError:
+        raise
+    except Exception as exc:  # drivers raise their own hierarchies
+        raise connect_error(exc, target) from None
 
 
 class DbApiKvClient(KvClient):
@@ -37,12 +47,7 @@ class DbApiKvClient(KvClient):
         """Open a DB-API connection in autocommit mode (each driver its own way)."""
 
     def connect(self) -> None:
-        try:
-            self.conn = self._open()
-        except TargetError:
-            raise
-        except Exception as exc:  # drivers raise their own hierarchies
-            raise connect_error(exc, self.target) from None
+        self.conn = open_dbapi(self._open, self.target)
         self.cur = self.conn.cursor()
         self.ownership = Ownership(self.cur, self.dialect, self.paramstyle, self.prefix)
 
@@ -64,7 +69,10 @@ class DbApiKvClient(KvClient):
 
     # --- timed operations ------------------------------------------------------
     def operation(self, op: str) -> Op:
-        cur = self.cur
+        return self.cursor_operation(self.cur, op)
+
+    def cursor_operation(self, cur: Any, op: str) -> Op:
+        """`op` as a callable on `cur` (a driver may pass a prepared cursor)."""
         sql = self.sql(self.dialect.statement(op, self.table))
         execute = cur.execute
         if op == "select":

@@ -40,22 +40,7 @@ class MysqlConnectorKv(DbApiKvClient):
         if self.protocol != "prepared":
             return super().operation(op)
         # one prepared cursor per operation: prepared once, executed R times
-        cur = self.conn.cursor(prepared=True)
-        sql = self.sql(self.dialect.statement(op, self.table))
-        execute = cur.execute
-        if op == "select":
-            fetchone = cur.fetchone
-
-            def select(params: Any) -> object:
-                execute(sql, params)
-                return fetchone()
-
-            return select
-
-        def write(params: Any) -> object:
-            return execute(sql, params)
-
-        return write
+        return self.cursor_operation(self.conn.cursor(prepared=True), op)
 
     def describe(self) -> str:
         kind = "server-side prepared statements" if self.protocol == "prepared" else \
