@@ -25,7 +25,7 @@ def assert_one_line_error(res, *needles: str) -> None:
     (["run", "kv", "--target", "oracle://x/y"], "unknown scheme"),
     (["run", "kv", "--target", "postgresql://u@:5/db"], "malformed target URL"),
     (["run", "kv", "--op", "truncate"], "unknown kv operation 'truncate'"),
-    (["run", "kv", "--mode", "asyncio:25"], "mode asyncio:25 needs an asyncio stack"),
+    (["run", "kv", "--mode", "asyncio:25"], "can run none of the modes asyncio:25"),
     (["run", "kv", "--mode", "threads:0"], "worker counts must be between"),
     (["run", "kv", "--target", "sqlite://", "--stack", "psycopg"], "cannot talk to sqlite"),
     (["run", "kv", "--op", "delete", "--rows", "10", "--revs", "20"], "cannot exceed --rows"),

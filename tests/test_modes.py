@@ -69,10 +69,23 @@ def test_sweep_reports_an_optimum(cli, pg_url: str, tmp_path: Path) -> None:
     assert "sweep psycopg2 select threads:N" in res.stdout and "optimum threads:" in res.stdout
 
 
+def test_mixed_matrix_runs_each_stack_in_its_modes(cli, pg_url: str, tmp_path: Path) -> None:
+    """The kv study's matrix: sync and asyncio stacks with sync and asyncio modes."""
+    out = tmp_path / "r.jsonl"
+    res = cli("run", "kv", "--target", pg_url, "--stack", "psycopg,asyncpg", "--mode",
+              "sync,threads:2,asyncio:4", "--op", "select", "--revs", "200", "-o", str(out),
+              *FAST)
+    assert res.code == 0, res.stderr
+    ran = [(c["stack"], c["mode"]) for c in cases(out)]
+    assert ran == [("psycopg", "sync"), ("psycopg", "threads:2"), ("asyncpg", "asyncio:4")]
+    assert "asyncpg × sync skipped" in res.stdout
+    assert all(c["status"] == "ok" for c in cases(out))
+
+
 def test_sync_stack_refuses_asyncio_mode(cli, pg_url: str, tmp_path: Path) -> None:
     res = cli("run", "kv", "--target", pg_url, "--stack", "psycopg", "--mode", "asyncio:5",
               "-o", str(tmp_path / "r.jsonl"))
-    assert res.code == 2 and "needs an asyncio stack" in res.stderr
+    assert res.code == 2 and "can run none of the modes asyncio:5" in res.stderr
     res = cli("run", "kv", "--mode", "threads:50", "--revs", "10", "--rows", "10",
               "-o", str(tmp_path / "r.jsonl"))
     assert res.code == 2 and "at least the concurrency" in res.stderr

@@ -14,7 +14,7 @@ from dbstand.cli.protocols import expand_protocols, with_probes
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.execution import RunRequest, default_output, execute
-from dbstand.modes.spec import default_sweep, expand_modes
+from dbstand.modes.spec import ModeSpec, default_sweep, expand_modes, parse_mode
 from dbstand.report.html import write_html
 from dbstand.report.render import render_terminal
 from dbstand.results.store import ResultsFile
@@ -68,20 +68,43 @@ def _kv_cases(targets: list[TargetURL], stacks: list[str], ops: list[str], modes
         raise UserError(f"--loop must be asyncio or uvloop, not {loop!r}")
     asked = expand_modes(modes)
     cases = []
+    skipped: list[str] = []
     for target in targets:
         for stack in stacks:
             spec = get_stack(stack)  # unknown stack: one clear error before anything runs
-            stack_modes = list(asked)
+            stack_modes = _modes_for(spec.name, spec.is_async, asked, skipped)
             if sweep:
                 extra = default_sweep("asyncio" if spec.is_async else "threads")
-                stack_modes = [m for m in stack_modes if m.is_async == spec.is_async] + \
-                    [m for m in extra if m not in stack_modes]
+                stack_modes += [m for m in extra if m not in stack_modes]
             for mode in stack_modes:
                 for op in ops:
                     cases.append(Case("kv", stack, target, mode.name, op, {
                         "rows": rows, "revs": revs, "distribution": distribution,
                         "prefix": prefix, "keep": keep, "loop": loop}))
+    for note in dict.fromkeys(skipped):
+        console.print(f"[yellow]note:[/] {note}")
     return cases
+
+
+def _modes_for(stack: str, is_async: bool, asked: list[ModeSpec],
+               skipped: list[str]) -> list[ModeSpec]:
+    """The asked modes a stack can run: asyncio modes for asyncio stacks, the others for
+    synchronous ones, so one matrix can hold both kinds (as the kv study's did). An
+    asyncio stack asked only for `sync` runs `asyncio:1`, its one-at-a-time twin."""
+    fits = [m for m in asked if m.is_async == is_async]
+    for m in asked:
+        if m not in fits:
+            kind = "an asyncio" if is_async else "a synchronous"
+            skipped.append(f"{stack} × {m.name} skipped: {stack} is {kind} stack")
+    if fits:
+        return fits
+    if is_async and all(m.kind == "sync" for m in asked):
+        skipped.pop()
+        return [parse_mode("asyncio:1")]
+    names = ", ".join(m.name for m in asked)
+    fitting = "asyncio:N or processes:PxAsyncio:N" if is_async else \
+        "sync, threads:N or processes:P"
+    raise UserError(f"stack {stack!r} can run none of the modes {names} ({fitting} fit it)")
 
 
 @app.callback()
