@@ -184,14 +184,14 @@ def render_terminal(results: ResultsFile, console: Console) -> None:
         table = Table(title=f"batch {section.op} on {section.target}: seconds per batch (↓), "
                             f"run {header.get('run_id', '?')}",
                       header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
-        for title, right in _columns(section):
+        for title, right in columns(section):
             table.add_column(title, justify="right" if right else "left", no_wrap=True)
         for line in section.lines:
             style = "cyan" if line.limit else (
                 "red" if line.fit and line.fit.flagged else None)
             if any(c.get("status") != "ok" for c in line.cells.values()):
                 style = "red"
-            table.add_row(*map(escape, _row(section, line)), style=style)
+            table.add_row(*map(escape, row(section, line)), style=style)
         console.print(table)
         console.print(escape(ranking_sentence(section)), highlight=False)
     for line in footnotes(results):
@@ -201,7 +201,7 @@ def render_terminal(results: ResultsFile, console: Console) -> None:
         console.print(f"[yellow]note:[/] this run is {results.status}")
 
 
-def _columns(section: Section) -> list[tuple[str, bool]]:
+def columns(section: Section) -> list[tuple[str, bool]]:
     cols = [("#", True), ("stack", False), ("api", False)]
     cols += [(f"{n:,} rows s", True) for n in section.sizes]
     cols += [(f"rows/s @{section.ranked_at:,} ↑", True), ("vs best", True),
@@ -209,7 +209,7 @@ def _columns(section: Section) -> list[tuple[str, bool]]:
     return cols
 
 
-def _row(section: Section, line: Line) -> list[str]:
+def row(section: Section, line: Line) -> list[str]:
     exponent, verdict = fit_text(line.fit)
     stack, api = ("limit", line.api[len(LIMIT_PREFIX):]) if line.limit else (line.stack, line.api)
     return [str(line.rank or "") if not line.limit else "", stack, api,
@@ -260,11 +260,11 @@ def render_markdown(results: ResultsFile) -> str:
     for section in sections(results.cases):
         out += [f"### {section.op} on {section.target}: seconds per batch, COMMIT included "
                 "(lower is better)", ""]
-        cols = _columns(section)
+        cols = columns(section)
         out.append("| " + " | ".join(t for t, _ in cols) + " |")
         out.append("|" + "|".join("---:" if right else "---" for _, right in cols) + "|")
         for line in section.lines:
-            out.append("| " + " | ".join(v.replace("|", "\\|") for v in _row(section, line))
+            out.append("| " + " | ".join(v.replace("|", "\\|") for v in row(section, line))
                        + " |")
         out += ["", f"rows/s (higher is better) for {section.op}:", ""]
         out.append("| api | " + " | ".join(f"{n:,} rows" for n in section.sizes) + " |")

@@ -11,7 +11,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from dbstand.report.table import COLUMNS, formatted, table_rows
+from dbstand.report import batch
+from dbstand.report.render import footnote_lines
+from dbstand.report.table import COLUMNS, formatted, stack_label, table_rows
 from dbstand.results.store import ResultsFile
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
@@ -32,12 +34,17 @@ def _esc(value: Any) -> str:
 
 
 def _series_key(r: dict[str, Any]) -> str:
-    return f"{r['stack']} [{r['mode']}]"
+    if r.get("workload") == "batch":
+        return f"{stack_label(r)} {r.get('api', '')}"
+    return f"{stack_label(r)} [{r['mode']}]"
 
 
-def ops_chart(records: list[dict[str, Any]]) -> str:
-    """Grouped horizontal bars: one group per op, one bar per stack/mode."""
-    ok = [r for r in records if r.get("status") == "ok" and r.get("ops_per_s")]
+def ops_chart(records: list[dict[str, Any]], value: str = "ops_per_s",
+              unit: str = "ops/s") -> str:
+    """Grouped horizontal bars: one group per op, one bar per stack/mode (the kv
+    study's "all in one" chart); `value` picks the figure (batch: rows/s)."""
+    ok = [dict(r, ops_per_s=r[value], ops_per_s_max=r.get(f"{value}_max") or r[value])
+          for r in records if r.get("status") == "ok" and r.get(value)]
     if not ok:
         return "<p>No successful cases to chart.</p>"
     ops = list(dict.fromkeys(r["op"] for r in ok))
@@ -62,24 +69,30 @@ def ops_chart(records: list[dict[str, Any]]) -> str:
             rows.append(
                 f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h - 2}" '
                 f'fill="{colors[_series_key(r)]}"><title>{_esc(_series_key(r))} {_esc(op)}: '
-                f'{mean:,.0f} ops/s ±{r.get("ci95_pct", 0):.1f}%{flag}</title></rect>'
+                f'{mean:,.0f} {unit} ±{r.get("ci95_pct") or 0:.1f}%{flag}</title></rect>'
                 f'<line x1="{label_w + lo:.1f}" x2="{label_w + hi:.1f}" y1="{cy}" y2="{cy}" '
                 f'stroke="#000" stroke-width="1.5"/>'
-                f'<text x="{label_w + w + 6:.1f}" y="{y + bar_h - 4}" font-size="11">'
+                f'<text x="{label_w + max(w, hi) + 6:.1f}" y="{y + bar_h - 4}" '
+                f'font-size="11">'
                 f'{mean:,.0f}{flag}</text>')
             y += bar_h
         y += gap
     legend = []
-    lx = label_w
+    lx, ly = label_w, y
     for s in series:
-        legend.append(f'<rect x="{lx}" y="{y + 4}" width="10" height="10" fill="{colors[s]}"/>'
-                      f'<text x="{lx + 14}" y="{y + 13}" font-size="11">{_esc(s)}</text>')
-        lx += 14 + 7 * len(s) + 16
+        item_w = 14 + 7 * len(s) + 16
+        if lx + item_w > label_w + width + 100 and lx > label_w:  # wrap the legend
+            lx, ly = label_w, ly + 16
+        legend.append(f'<rect x="{lx}" y="{ly + 4}" width="10" height="10" '
+                      f'fill="{colors[s]}"/><text x="{lx + 14}" y="{ly + 13}" '
+                      f'font-size="11">{_esc(s)}</text>')
+        lx += item_w
+    y = ly
     height = y + 24
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_w + width + 120}" '
             f'height="{height}" role="img" aria-label="operations per second">'
             + "".join(rows) + "".join(legend) + "</svg>"
-            '<p class="meta">Bars: mean ops/s (higher is better); black line: 95% '
+            f'<p class="meta">Bars: mean {unit} (higher is better); black line: 95% '
             "confidence interval of the mean.</p>")
 
 
@@ -126,10 +139,38 @@ def latency_chart(records: list[dict[str, Any]]) -> str:
             "better).</p>")
 
 
-def render_html(results: ResultsFile) -> str:
-    header = results.header or {}
+def _list(lines: list[str]) -> str:
+    return "<ul>" + "".join(f"<li>{_esc(line)}</li>" for line in lines) + "</ul>" if lines \
+        else ""
+
+
+def batch_body(results: ResultsFile) -> str:
+    """Batch runs: rows/s at the largest size per op, then the study-style tables."""
+    largest: dict[str, int] = {}
+    for r in results.cases:
+        largest[r["op"]] = max(largest.get(r["op"], 0), int(r.get("rows") or 0))
+    top = [r for r in results.cases if int(r.get("rows") or 0) == largest.get(r["op"])]
+    parts = ["<h2>Rows per second at the largest size</h2>",
+             ops_chart(top, "rows_per_s", "rows/s")]
+    for section in batch.sections(results.cases):
+        cols = batch.columns(section)
+        head = "".join(f"<th>{_esc(t)}</th>" for t, _ in cols)
+        body = "".join(
+            "<tr>" + "".join(f'<td class="{"n" if right else ""}">{_esc(v)}</td>'
+                             for v, (_, right) in zip(batch.row(section, line), cols,
+                                                      strict=True)) + "</tr>"
+            for line in section.lines)
+        parts.append(f"<h2>{_esc(section.op)} on {_esc(section.target)}: seconds per batch, "
+                     f"COMMIT included (lower is better)</h2><table><tr>{head}</tr>{body}"
+                     f"</table><p>{_esc(batch.ranking_sentence(section))}</p>")
+    parts.append(_list(batch.footnotes(results)))
+    parts.append(f'<p class="meta">{_esc(batch.CAPTION)}</p>')
+    return "".join(parts)
+
+
+def generic_body(results: ResultsFile) -> str:
+    """kv and other per-operation runs: throughput, latency, every case, footnotes."""
     rows = table_rows(results.cases)
-    env = next((c.get("environment") for c in results.cases if c.get("environment")), {})
     head = "".join(f"<th>{_esc(c.title)}</th>" for c in COLUMNS)
     body = []
     for row in rows:
@@ -138,6 +179,16 @@ def render_html(results: ResultsFile) -> str:
             f'<td class="{"n" if c.numeric else ""}">{_esc(formatted(row, c.key))}</td>'
             for c in COLUMNS)
         body.append(f'<tr class="{cls}">{cells}</tr>')
+    return (f"<h2>Throughput</h2>{ops_chart(results.cases)}"
+            f"<h2>Latency</h2>{latency_chart(results.cases)}"
+            f"<h2>All cases</h2><table><tr>{head}</tr>{''.join(body)}</table>"
+            f"{_list(footnote_lines(results, rows))}")
+
+
+def render_html(results: ResultsFile) -> str:
+    header = results.header or {}
+    env = next((c.get("environment") for c in results.cases if c.get("environment")), {})
+    main = batch_body(results) if batch.is_batch(results) else generic_body(results)
     env_rows = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>"
                        for k, v in env.items() if k not in ("server", "packages"))
     server = env.get("server") or {}
@@ -150,9 +201,7 @@ def render_html(results: ResultsFile) -> str:
 <h1>{_esc(title)}</h1>
 <p class="meta">Started {_esc(header.get('started_at', '?'))}; status: {_esc(results.status)};
 command: <code>{_esc(' '.join(header.get('argv', [])))}</code></p>
-<h2>Throughput</h2>{ops_chart(results.cases)}
-<h2>Latency</h2>{latency_chart(results.cases)}
-<h2>All cases</h2><table><tr>{head}</tr>{''.join(body)}</table>
+{main}
 <h2>Environment</h2><table>{env_rows}</table>
 <p class="meta">Compare figures within one run, as ratios; absolute numbers do not carry
 across machines.</p>

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from dbstand.report import batch as batch_report
+from dbstand.report import parking as parking_report
 from dbstand.report.table import (
     COLUMNS,
     PROBE_KEYS,
@@ -37,6 +38,9 @@ def render_terminal(results: ResultsFile, console: Console) -> None:
     if batch_report.is_batch(results):  # batch has its own tables (report/batch.py)
         batch_report.render_terminal(results, console)
         return
+    if parking_report.is_parking(results):
+        parking_report.render_terminal(results, console)
+        return
     rows = table_rows(results.cases)
     targets = {str(c.get("target")) for c in results.cases}
     columns = [c for c in TERMINAL_COLUMNS if c.key not in _constant_columns(results, rows)]
@@ -55,7 +59,7 @@ def render_terminal(results: ResultsFile, console: Console) -> None:
         # escape: `tarantool[sql]` is a stack label, not rich markup
         table.add_row(*(escape(formatted(row, c.key)) for c in columns), style=style)
     console.print(table)
-    for line in _footnotes(results, rows):
+    for line in footnote_lines(results, rows):
         console.print(escape(line), highlight=False)
     for warning in results.warnings:
         console.print(f"[yellow]warning:[/] {warning}")
@@ -68,7 +72,7 @@ def render_terminal(results: ResultsFile, console: Console) -> None:
                       "or raise --max-iterations.")
 
 
-def _footnotes(results: ResultsFile, rows: list[dict[str, Any]]) -> list[str]:
+def footnote_lines(results: ResultsFile, rows: list[dict[str, Any]]) -> list[str]:
     """What does not fit in a cell: failures, and the native form of each op."""
     lines = []
     for row in rows:
@@ -110,6 +114,8 @@ def _constant_columns(results: ResultsFile, rows: list[dict[str, Any]]) -> set[s
 def render_markdown(results: ResultsFile) -> str:
     if batch_report.is_batch(results):
         return batch_report.render_markdown(results)
+    if parking_report.is_parking(results):
+        return parking_report.render_markdown(results)
     rows = table_rows(results.cases)
     out = [f"### {_title(results)}", "",
            "| " + " | ".join(c.title for c in COLUMNS) + " |",
@@ -125,6 +131,8 @@ def render_markdown(results: ResultsFile) -> str:
 def render_csv(results: ResultsFile) -> str:
     if batch_report.is_batch(results):
         return batch_report.render_csv(results)
+    if parking_report.is_parking(results):
+        return parking_report.render_csv(results)
     rows = table_rows(results.cases)
     buf = io.StringIO()
     keys = [c.key for c in COLUMNS] + ["unstable", "failed"]
@@ -138,6 +146,8 @@ def render_csv(results: ResultsFile) -> str:
 def render_json(results: ResultsFile) -> str:
     if batch_report.is_batch(results):
         return batch_report.render_json(results)
+    if parking_report.is_parking(results):
+        return parking_report.render_json(results)
     payload: dict[str, Any] = {
         "run": results.header, "status": results.status, "complete": results.complete,
         "rows": table_rows(results.cases),
