@@ -66,6 +66,11 @@ def test_report_formats(cli, tmp_path: Path) -> None:
         ["sqlite3 values"]
     assert {s["op"] for s in payload["scaling"]} == {"insert", "delete"}
     assert all(s["sizes"] == 2 and not s["confident"] for s in payload["scaling"])
+    html = tmp_path / "r.html"
+    assert cli("report", str(out), "-f", "html", "-o", str(html)).code == 0
+    page = html.read_text()
+    assert "seconds per batch, COMMIT included" in page and "rows/s" in page
+    assert page.count("<svg") == 1 and "<script" not in page
 
 
 def test_someone_elses_table_is_refused(cli, tmp_path: Path) -> None:
