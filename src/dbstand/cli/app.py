@@ -9,7 +9,18 @@ from types import FrameType
 import click
 import typer
 
-from dbstand.cli import compare, http, listing, report, run, run_batch, server  # noqa: F401
+from dbstand.cli import (  # noqa: F401
+    compare,
+    http,
+    listing,
+    report,
+    run,
+    run_batch,
+    run_parking,
+    serve,
+    server,
+    verify,
+)
 from dbstand.cli.common import redact_text
 from dbstand.errors import UserError
 
@@ -27,6 +38,8 @@ app.command("compare")(compare.compare_runs)
 app.add_typer(listing.app, name="list")
 app.add_typer(server.app, name="server")
 app.command("http")(http.http)
+app.add_typer(serve.app, name="serve")
+app.add_typer(verify.app, name="verify")
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:

@@ -205,6 +205,16 @@ def terminate_pid(pid: int, sig: int = signal.SIGTERM, timeout_s: float = 15.0) 
         os.kill(pid, signal.SIGKILL)
 
 
+def die_with_parent() -> None:
+    """`preexec_fn` for child servers that must not outlive dbstand even if it is
+    SIGKILLed (Linux PR_SET_PDEATHSIG; elsewhere a no-op)."""
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+
+
 def service_user(preferred: tuple[str, ...]) -> str | None:
     """When running as root, the unprivileged account to run a server as.
 

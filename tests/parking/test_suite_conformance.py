@@ -1,0 +1,115 @@
+"""The conformance suite against real services on real databases (no mocks)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dbstand.parking.app import PARKING_STACKS, running_service
+from dbstand.parking.service import IMPLEMENTATIONS
+from dbstand.parking.suite import (
+    CALLS_PER_PASS,
+    PROFILE,
+    SCENARIOS,
+    ParkingClient,
+    SuiteFailure,
+    run_pass,
+)
+from dbstand.targets.url import parse_target_url
+
+#: the study's table 1, as the spec gives it
+SPEC_PROFILE = {"get_service_info": 22, "create_reservation": 10, "pay_reservation": 8,
+                "get_user_account": 7, "stop_service": 6, "account_transfer": 6,
+                "cancel_reservation": 4, "check_plate_number": 3, "leave_parking": 1,
+                "issue_ticket": 1}
+
+
+def ready(stack: str) -> bool:
+    """Implementations land one by one: test those whose module exists."""
+    return importlib.util.find_spec(IMPLEMENTATIONS[stack].partition(":")[0]) is not None
+
+
+READY = [s for s in PARKING_STACKS if ready(s)]
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'parking.db'}"
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
+def db_url(request: pytest.FixtureRequest, sqlite_url: str) -> str:
+    if request.param == "sqlite":
+        return sqlite_url
+    return request.getfixturevalue("pg_url" if request.param == "postgresql"
+                                   else "mariadb_url")
+
+
+@pytest.fixture
+def raw_service(sqlite_url: str) -> Iterator[ParkingClient]:
+    with running_service("python-raw", parse_target_url(sqlite_url)) as service:
+        client = ParkingClient(service.base_url)
+        yield client
+        client.close()
+
+
+def test_profile_is_the_studys() -> None:
+    assert PROFILE == SPEC_PROFILE
+    assert CALLS_PER_PASS == 68
+    assert [name for name, _ in SCENARIOS] == ["prepaid", "postpaid", "refunds",
+                                               "transfers", "versions"]
+
+
+def test_a_pass_makes_exactly_the_profiles_calls(raw_service: ParkingClient) -> None:
+    report = run_pass(raw_service)
+    assert report.ok
+    assert dict(report.calls) == SPEC_PROFILE
+    assert sum(s.calls for s in report.scenarios) == 68
+    assert [s.calls for s in report.scenarios] == [17, 11, 14, 16, 10]
+    latencies = raw_service.take_latencies()
+    assert {f: len(v) for f, v in latencies.items()} == SPEC_PROFILE
+    assert all(ns > 0 for values in latencies.values() for ns in values)
+
+
+@pytest.mark.parametrize("stack", READY)
+def test_each_implementation_conforms(stack: str, db_url: str) -> None:
+    with running_service(stack, parse_target_url(db_url), threads=2) as service:
+        client = ParkingClient(service.base_url)
+        try:
+            for _ in range(2):  # the second pass meets the first one's rows
+                report = run_pass(client, keep_going=True)
+                assert report.ok, [str(f) for f in report.failures]
+        finally:
+            client.close()
+
+
+@pytest.mark.parametrize(("broken", "call"), [
+    ("skip-price-check", "create_reservation (price too low)"),
+    ("no-idempotent-replay", "create_reservation (idempotent replay)"),
+])
+def test_the_suite_fails_a_broken_service(broken: str, call: str, sqlite_url: str) -> None:
+    with running_service("python-raw", parse_target_url(sqlite_url), broken=broken) as service:
+        client = ParkingClient(service.base_url)
+        with pytest.raises(SuiteFailure) as caught:
+            run_pass(client)
+        client.close()
+    failure = caught.value
+    assert failure.scenario == "prepaid"
+    assert failure.call == call
+    assert "prepaid: " + call in str(failure)
+
+
+def test_malformed_service_descr_is_http_500_with_json(raw_service: ParkingClient) -> None:
+    for params in ({"version": "1", "user_id": "7", "service_descr": "{not json"},
+                   {"service_descr": json.dumps(["a", "list"])},
+                   {"service_descr": json.dumps({"parking_id": 1333})}):  # not a string
+        answer = raw_service.get("get_service_info", params)
+        assert answer.http_status == 500, params
+        assert "application/json" in answer.content_type
+        assert isinstance(answer.body, dict) and answer.body.get("status"), answer.raw
+    unknown = raw_service.get("no_such_function", {})
+    assert unknown.http_status == 500 and isinstance(unknown.body, dict)
