@@ -145,3 +145,33 @@ def test_no_orphans_after_sigint(pg_url: str, tmp_path: Path) -> None:
     _gone, alive = psutil.wait_procs(workers, timeout=10)
     assert not alive, f"orphan workers: {[p.pid for p in alive]}"
     assert json.loads(out.read_text().splitlines()[-1])["status"] == "interrupted"
+
+
+def test_every_mode_on_tarantool(cli, tarantool_url: str, tmp_path: Path) -> None:
+    """The kv study's modes on a real Tarantool: the synchronous connector in sync,
+    threads and processes; asynctnt in asyncio (own and shared connection), processes
+    x coroutines, and on uvloop."""
+    out = tmp_path / "r.jsonl"
+    res = cli("run", "kv", "--target", tarantool_url, "--stack", "tarantool,asynctnt",
+              "--protocol", "binary", "--mode",
+              "sync,threads:2,processes:2,asyncio:4,asyncio:4+shared,processes:2xasyncio:2",
+              "--op", "select,update", "--revs", "200", "--latency", "all", "-o", str(out),
+              *FAST)
+    assert res.code == 0, res.stderr
+    ran = {(c["stack"], c["mode"], c["op"]): c for c in cases(out)}
+    expected_modes = {"tarantool": ["sync", "threads:2", "processes:2"],
+                      "asynctnt": ["asyncio:4", "asyncio:4+shared", "processes:2xasyncio:2"]}
+    assert {(s, m) for s, m, _ in ran} == {(s, m) for s, ms in expected_modes.items()
+                                           for m in ms}
+    for c in ran.values():
+        assert c["status"] == "ok", c.get("error")
+        assert c["latency_samples"] == 200 * c["iterations"]
+    shared = ran[("asynctnt", "asyncio:4+shared", "select")]["mode_detail"]
+    assert shared["connections"] == 1 and shared["concurrency"] == 4
+    uv = tmp_path / "uv.jsonl"
+    res = cli("run", "kv", "--target", tarantool_url, "--stack", "asynctnt", "--protocol",
+              "binary", "--mode", "asyncio:4", "--loop", "uvloop", "--op", "select",
+              "--revs", "200", "-o", str(uv), *FAST)
+    assert res.code == 0, res.stderr
+    (record,) = cases(uv)
+    assert record["status"] == "ok" and record["params"]["loop"] == "uvloop"
