@@ -42,8 +42,12 @@ def test_bad_arguments(cli, tmp_path: Path, args: list[str], needle: str) -> Non
 
 def test_unknown_workload(cli, tmp_path: Path) -> None:
     res = cli("run", "nosuchworkload", cwd=tmp_path)
-    assert res.code == 2 and "No such command" in res.stderr
-    assert "Traceback" not in res.stderr
+    assert_one_line_error(res, "unknown workload 'nosuchworkload'", "kv", "batch")
+    assert not (tmp_path / "results").exists()
+
+
+def test_unknown_option_is_one_line(cli) -> None:
+    assert_one_line_error(cli("run", "kv", "--revz", "5"), "No such option", "--help")
 
 
 def test_unknown_workload_in_report_list(cli) -> None:

@@ -47,6 +47,20 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def _usage_message(exc: click.ClickException) -> str:
+    """A usage error as one line, naming the command's --help for the details."""
+    message = redact_text(" ".join(exc.format_message().split()))
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None and ctx.info_name == "run" and message.startswith("No such command"):
+        from dbstand.workloads import WORKLOADS
+
+        name = message.split("'")[1] if "'" in message else "?"
+        return f"unknown workload {name!r} (known: {', '.join(WORKLOADS)})"
+    if ctx is not None:
+        return f"{message} (see `{ctx.command_path} --help`)"
+    return message
+
+
 def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, _terminate)
     try:
@@ -56,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
             print("dbstand: interrupted", file=sys.stderr)
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        exc.show()
+        print(f"dbstand: error: {_usage_message(exc)}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except (click.exceptions.Abort, KeyboardInterrupt):
         print("dbstand: interrupted", file=sys.stderr)
