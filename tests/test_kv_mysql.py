@@ -9,6 +9,7 @@ from pathlib import Path
 import pymysql
 
 from dbstand.targets.managed import ServerRecord
+from kv_checks import assert_user_table_refused
 
 FAST = ["--revs", "200", "--rows", "300", "--min-iterations", "3", "--max-iterations", "4",
         "--ci", "50"]
@@ -76,12 +77,7 @@ def test_user_table_is_refused_and_survives(cli, mariadb: ServerRecord, mariadb_
         cur = conn.cursor()
         cur.execute("CREATE TABLE dbstand_kv (id INT PRIMARY KEY, secret TEXT)")
         cur.execute("INSERT INTO dbstand_kv VALUES (42, 'keep me')")
-        out = tmp_path / "r.jsonl"
-        res = cli("run", "kv", "--target", mariadb_url, "--stack", "pymysql", "-o", str(out),
-                  *FAST)
-        assert res.code == 2
-        assert "dbstand_kv exists and was not created by dbstand" in res.stderr
-        assert not out.exists()
+        assert_user_table_refused(cli, mariadb_url, "pymysql", tmp_path / "r.jsonl", FAST)
         cur.execute("SELECT * FROM dbstand_kv")
         assert cur.fetchall() == ((42, "keep me"),)
     finally:

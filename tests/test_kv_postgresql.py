@@ -8,6 +8,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from kv_checks import assert_user_table_refused
+
 FAST = ["--revs", "200", "--rows", "300", "--min-iterations", "3", "--max-iterations", "4",
         "--ci", "50"]
 
@@ -48,12 +50,7 @@ def test_user_table_survives_and_clash_is_refused(cli, pg_url: str, tmp_path: Pa
         # a user's own table that happens to carry dbstand's name
         conn.execute("CREATE TABLE dbstand_kv (id int primary key, secret text)")
         conn.execute("INSERT INTO dbstand_kv VALUES (42, 'keep me')")
-    clash_out = tmp_path / "clash.jsonl"
-    res = cli("run", "kv", "--target", pg_url, "--stack", "psycopg", "-o", str(clash_out),
-              *FAST)
-    assert res.code == 2
-    assert "dbstand_kv exists and was not created by dbstand" in res.stderr
-    assert not clash_out.exists()
+    assert_user_table_refused(cli, pg_url, "psycopg", tmp_path / "clash.jsonl", FAST)
     with psycopg.connect(pg_url, autocommit=True) as conn:
         assert conn.execute("SELECT * FROM dbstand_kv").fetchall() == [(42, "keep me")]
         conn.execute("DROP TABLE dbstand_kv")

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pymysql
 import pytest
 
+import managed_server_checks as checks
 from dbstand.errors import ServerError
 from dbstand.targets import mysql as target
 from dbstand.targets.managed import ServerRecord, pid_running
@@ -34,11 +29,7 @@ def connect(record: ServerRecord, **overrides: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServerRecord]:
-    before = leftovers()
-    with target.ManagedMariaDB() as record:
-        yield record
-    assert not pid_running(record.pid)
-    assert leftovers() <= before, "a temp dir was left behind"
+    yield from checks.serve(target.ManagedMariaDB(), leftovers)
 
 
 def test_record_describes_the_server(server: ServerRecord) -> None:
@@ -124,61 +115,33 @@ def test_root_only_through_the_socket(server: ServerRecord) -> None:
 
 
 def test_listens_on_loopback_only(server: ServerRecord) -> None:
-    listening = [c.laddr for c in psutil.Process(server.pid).net_connections(kind="inet")
-                 if c.status == psutil.CONN_LISTEN]
-    assert listening and all(addr.ip == "127.0.0.1" for addr in listening)
-    assert {addr.port for addr in listening} == {server.port}
+    checks.listens_on_loopback_only(server)
 
 
 def test_second_server_beside_the_first(server: ServerRecord) -> None:
-    before = leftovers()
-    with target.ManagedMariaDB(settings={"innodb_flush_log_at_trx_commit": 2}) as other:
-        assert other.port != server.port and other.pid != server.pid
-        first, second = connect(server), connect(other)
-        try:
-            second.cursor().execute("CREATE TABLE only_here (id INT PRIMARY KEY)")
-            cur = first.cursor()
-            cur.execute("SHOW TABLES LIKE 'only_here'")
-            assert cur.fetchall() == ()
-            facts = target.server_facts(second.cursor())
-            assert facts["innodb_flush_log_at_trx_commit"] == 2
-            assert target.server_facts(cur)["innodb_flush_log_at_trx_commit"] == 1
-        finally:
-            first.close()
-            second.close()
-    assert not pid_running(other.pid)
-    assert leftovers() <= before
+    other_server = target.ManagedMariaDB(settings={"innodb_flush_log_at_trx_commit": 2})
+    with checks.beside(server, other_server, connect, leftovers) as (_, first, second):
+        second.cursor().execute("CREATE TABLE only_here (id INT PRIMARY KEY)")
+        cur = first.cursor()
+        cur.execute("SHOW TABLES LIKE 'only_here'")
+        assert cur.fetchall() == ()
+        facts = target.server_facts(second.cursor())
+        assert facts["innodb_flush_log_at_trx_commit"] == 2
+        assert target.server_facts(cur)["innodb_flush_log_at_trx_commit"] == 1
 
 
 def test_stop_removes_process_and_dir() -> None:
-    server = target.ManagedMariaDB()
-    record = server.start()
-    try:
-        assert pid_running(record.pid) and Path(record.base_dir).is_dir()
-    finally:
-        server.stop()
-    assert not pid_running(record.pid)
-    assert not Path(record.base_dir).exists()
-    server.stop()  # a second stop is harmless
+    checks.stop_removes_process_and_dir(target.ManagedMariaDB())
 
 
 def test_explicit_port_in_use_is_refused() -> None:
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
-        with pytest.raises(ServerError, match=f"port {port} .* in use"):
-            target.ManagedMariaDB(port=port)
+    checks.explicit_port_in_use_is_refused(target.ManagedMariaDB)
 
 
 def test_failed_start_is_one_clear_line() -> None:
-    before = leftovers()
-    with pytest.raises(ServerError) as info:
-        target.ManagedMariaDB(settings={"no_such_option": 1}).start()
-    message = str(info.value)
-    assert "\n" not in message
-    assert "unknown variable 'no_such_option=1'" in message
-    assert leftovers() <= before
+    server = target.ManagedMariaDB(settings={"no_such_option": 1})
+    checks.failed_start_is_one_clear_line(server, "unknown variable 'no_such_option=1'",
+                                          leftovers)
 
 
 def test_reserved_setting_is_refused() -> None:
@@ -188,26 +151,10 @@ def test_reserved_setting_is_refused() -> None:
 
 def test_server_outlives_the_process_that_started_it() -> None:
     """`dbstand server up`: the server keeps running; a later process stops it."""
-    code = (
-        "import json, dataclasses\n"
-        "from dbstand.targets.mysql import ManagedMariaDB\n"
-        "record = ManagedMariaDB().start()\n"
-        "print(json.dumps(dataclasses.asdict(record)))\n"
-    )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=env, timeout=120, check=True).stdout
-    record = ServerRecord(**json.loads(out.strip().splitlines()[-1]))
-    try:
-        assert pid_running(record.pid)
-        conn = connect(record)
-        try:
-            cur = conn.cursor()
-            cur.execute("SELECT 1")
-            assert cur.fetchone() == (1,)
-        finally:
-            conn.close()
-    finally:
-        target.ManagedMariaDB.stop_record(record)
-    assert not pid_running(record.pid)
-    assert not Path(record.base_dir).exists()
+
+    def ping(conn: Any) -> None:
+        cur = conn.cursor()
+        cur.execute("SELECT 1")
+        assert cur.fetchone() == (1,)
+
+    checks.outlives_its_starter(target.ManagedMariaDB, connect, ping, timeout_s=120)

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 import tarantool
 
+import managed_server_checks as checks
 from dbstand.errors import ServerError
 from dbstand.targets import tarantool as target
 from dbstand.targets.managed import ServerRecord, pid_running
@@ -34,11 +29,7 @@ def connect(record: ServerRecord, **overrides: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServerRecord]:
-    before = leftovers()
-    with target.ManagedTarantool() as record:
-        yield record
-    assert not pid_running(record.pid)
-    assert leftovers() <= before, "a temp dir was left behind"
+    yield from checks.serve(target.ManagedTarantool(), leftovers)
 
 
 def test_record_describes_the_instance(server: ServerRecord) -> None:
@@ -122,60 +113,32 @@ def test_guest_can_do_nothing(server: ServerRecord) -> None:
 
 
 def test_listens_on_loopback_only(server: ServerRecord) -> None:
-    listening = [c.laddr for c in psutil.Process(server.pid).net_connections(kind="inet")
-                 if c.status == psutil.CONN_LISTEN]
-    assert listening and all(addr.ip == "127.0.0.1" for addr in listening)
-    assert {addr.port for addr in listening} == {server.port}
+    checks.listens_on_loopback_only(server)
 
 
 def test_second_instance_beside_the_first(server: ServerRecord) -> None:
-    before = leftovers()
-    with target.ManagedTarantool(settings={"wal_mode": "write",
-                                           "temporary_spaces": "no"}) as other:
-        assert other.port != server.port and other.pid != server.pid
+    other_server = target.ManagedTarantool(settings={"wal_mode": "write",
+                                                     "temporary_spaces": "no"})
+    with checks.beside(server, other_server, connect, leftovers) as (other, first, second):
         assert other.settings["temporary_spaces"] == "no"
-        first, second = connect(server), connect(other)
-        try:
-            second.eval("box.schema.space.create('only_here')")
-            assert first.eval("return box.space.only_here == nil").data == [True]
-            assert target.server_facts(second)["wal_mode"] == "write"
-            assert target.server_facts(first)["wal_mode"] == "none"
-        finally:
-            first.close()
-            second.close()
-    assert not pid_running(other.pid)
-    assert leftovers() <= before
+        second.eval("box.schema.space.create('only_here')")
+        assert first.eval("return box.space.only_here == nil").data == [True]
+        assert target.server_facts(second)["wal_mode"] == "write"
+        assert target.server_facts(first)["wal_mode"] == "none"
 
 
 def test_stop_removes_process_and_dir() -> None:
-    server = target.ManagedTarantool()
-    record = server.start()
-    try:
-        assert pid_running(record.pid) and Path(record.base_dir).is_dir()
-    finally:
-        server.stop()
-    assert not pid_running(record.pid)
-    assert not Path(record.base_dir).exists()
-    server.stop()  # a second stop is harmless
+    checks.stop_removes_process_and_dir(target.ManagedTarantool())
 
 
 def test_explicit_port_in_use_is_refused() -> None:
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
-        with pytest.raises(ServerError, match=f"port {port} .* in use"):
-            target.ManagedTarantool(port=port)
+    checks.explicit_port_in_use_is_refused(target.ManagedTarantool)
 
 
 def test_failed_start_is_one_clear_line() -> None:
-    before = leftovers()
-    with pytest.raises(ServerError) as info:
-        target.ManagedTarantool(settings={"readahead": "huge"}).start()
-    message = str(info.value)
-    assert "\n" not in message
-    assert "Incorrect value for option 'readahead'" in message
-    assert leftovers() <= before
+    server = target.ManagedTarantool(settings={"readahead": "huge"})
+    checks.failed_start_is_one_clear_line(server, "Incorrect value for option 'readahead'",
+                                          leftovers)
 
 
 def test_reserved_setting_is_refused() -> None:
@@ -185,24 +148,8 @@ def test_reserved_setting_is_refused() -> None:
 
 def test_instance_outlives_the_process_that_started_it() -> None:
     """`dbstand server up`: the instance keeps running; a later process stops it."""
-    code = (
-        "import json, dataclasses\n"
-        "from dbstand.targets.tarantool import ManagedTarantool\n"
-        "record = ManagedTarantool().start()\n"
-        "print(json.dumps(dataclasses.asdict(record)))\n"
-    )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=env, timeout=60, check=True).stdout
-    record = ServerRecord(**json.loads(out.strip().splitlines()[-1]))
-    try:
-        assert pid_running(record.pid)
-        conn = connect(record)
-        try:
-            assert conn.eval("return 1 + 1").data == [2]
-        finally:
-            conn.close()
-    finally:
-        target.ManagedTarantool.stop_record(record)
-    assert not pid_running(record.pid)
-    assert not Path(record.base_dir).exists()
+
+    def ping(conn: Any) -> None:
+        assert conn.eval("return 1 + 1").data == [2]
+
+    checks.outlives_its_starter(target.ManagedTarantool, connect, ping, timeout_s=60)

@@ -4,8 +4,8 @@
 use std::rc::Rc;
 use std::time::Instant;
 
-use crate::conn::{Conn, Want};
-use crate::worker::{exchange, Shared, Timer};
+use crate::conn::Conn;
+use crate::worker::{after_answer, send_request, Shared, Timer};
 
 /// Drive one connection until the budget, the deadline or a stop ends the run.
 /// `probe` asks this connection to note the server's name and document length.
@@ -23,31 +23,16 @@ pub async fn closed_connection(
         if sh.over(start) || !sh.take_ticket() {
             break;
         }
-        let want = Want {
-            body: None,
-            server: probe.then_some(&mut server),
-        };
-        let result = exchange(
+        let result = send_request(
+            &cfg,
             &mut conn,
             &mut timer,
             start,
-            &cfg.request,
-            cfg.head_request,
-            want,
+            probe.then_some(&mut server),
         )
         .await;
         sh.record(&result, start.elapsed(), None);
-        if probe {
-            if let Ok(a) = &result {
-                if (200..300).contains(&a.status) {
-                    sh.note_info(server.take(), a.body_bytes);
-                    probe = false;
-                }
-            }
-        }
-        if !cfg.keepalive {
-            conn.reset();
-        }
+        after_answer(&sh, &mut conn, &result, &mut probe, &mut server);
         sh.backoff_after(&result).await;
     }
 }

@@ -67,6 +67,24 @@ async fn write_all(stream: &TcpStream, mut data: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// Read the next bytes of an answer into `buf`, counting them in `bytes`. The
+/// server closing mid-answer is a read failure; a read shorter than `buf` leaves
+/// the socket empty, which `drained` records.
+async fn read_more(
+    stream: &TcpStream,
+    buf: &mut [u8],
+    drained: &mut bool,
+    bytes: &mut u64,
+) -> Result<usize, Failure> {
+    let n = read_some(stream, buf).await.map_err(|_| Failure::Read)?;
+    if n == 0 {
+        return Err(Failure::Read);
+    }
+    *drained = n < buf.len();
+    *bytes += n as u64;
+    Ok(n)
+}
+
 impl Conn {
     pub fn new(addr: SocketAddr) -> Self {
         Conn {
@@ -168,15 +186,14 @@ impl Conn {
                 }
                 self.buf.resize(self.buf.len() * 2, 0);
             }
-            let n = read_some(stream, &mut self.buf[self.filled..])
-                .await
-                .map_err(|_| Failure::Read)?;
-            if n == 0 {
-                return Err(Failure::Read);
-            }
-            self.drained = self.filled + n < self.buf.len();
+            let n = read_more(
+                stream,
+                &mut self.buf[self.filled..],
+                &mut self.drained,
+                &mut bytes,
+            )
+            .await?;
             self.filled += n;
-            bytes += n as u64;
         };
         if let Some(slot) = want.server.take() {
             if slot.is_none() {
@@ -205,14 +222,8 @@ impl Conn {
                     }
                     let mut remaining = total - avail;
                     loop {
-                        let n = read_some(stream, &mut self.buf)
-                            .await
-                            .map_err(|_| Failure::Read)?;
-                        if n == 0 {
-                            return Err(Failure::Read);
-                        }
-                        self.drained = n < self.buf.len();
-                        bytes += n as u64;
+                        let n =
+                            read_more(stream, &mut self.buf, &mut self.drained, &mut bytes).await?;
                         let take = (n as u64).min(remaining) as usize;
                         if let Some(out) = body_out.as_deref_mut() {
                             out.extend_from_slice(&self.buf[..take]);
@@ -237,14 +248,8 @@ impl Conn {
                     consumed = head.len + used;
                 } else {
                     loop {
-                        let n = read_some(stream, &mut self.buf)
-                            .await
-                            .map_err(|_| Failure::Read)?;
-                        if n == 0 {
-                            return Err(Failure::Read);
-                        }
-                        self.drained = n < self.buf.len();
-                        bytes += n as u64;
+                        let n =
+                            read_more(stream, &mut self.buf, &mut self.drained, &mut bytes).await?;
                         let (used, data) = dec
                             .feed(&self.buf[..n], body_out.as_deref_mut())
                             .map_err(|_| Failure::Parse)?;

@@ -19,8 +19,8 @@
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use crate::conn::{Conn, Want};
-use crate::worker::{exchange, Shared, Timer};
+use crate::conn::Conn;
+use crate::worker::{after_answer, send_request, Shared, Timer};
 
 /// Sends later than this (on an idle connection) are counted as late sends.
 pub const TIMER_SLACK: Duration = Duration::from_millis(2);
@@ -74,32 +74,17 @@ pub async fn open_connection(
             }
             send
         };
-        let want = Want {
-            body: None,
-            server: probe.then_some(&mut server),
-        };
-        let result = exchange(
+        let result = send_request(
+            &cfg,
             &mut conn,
             &mut timer,
             send,
-            &cfg.request,
-            cfg.head_request,
-            want,
+            probe.then_some(&mut server),
         )
         .await;
         let done = Instant::now();
         sh.record(&result, done - start, None);
-        if probe {
-            if let Ok(a) = &result {
-                if (200..300).contains(&a.status) {
-                    sh.note_info(server.take(), a.body_bytes);
-                    probe = false;
-                }
-            }
-        }
-        if !cfg.keepalive {
-            conn.reset();
-        }
+        after_answer(&sh, &mut conn, &result, &mut probe, &mut server);
         free_since = done;
         intended += interval;
     }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::time::Sleep;
 
 use crate::config::RunConfig;
-use crate::conn::{Answer, Conn};
+use crate::conn::{Answer, Conn, Want};
 use crate::histogram::{self, Hist};
 use crate::stats::{Failure, Stats};
 
@@ -193,6 +193,43 @@ pub async fn exchange(
         conn.reset();
     }
     result
+}
+
+/// Send the run's one fixed request (closed and open loops). `server` is
+/// `Some` while this connection still probes for the server's name.
+pub async fn send_request(
+    cfg: &RunConfig,
+    conn: &mut Conn,
+    timer: &mut Timer,
+    start: Instant,
+    server: Option<&mut Option<String>>,
+) -> Result<Answer, Failure> {
+    let want = Want { body: None, server };
+    exchange(conn, timer, start, &cfg.request, cfg.head_request, want).await
+}
+
+/// After a fixed request's answer is recorded: the first good answer of a
+/// probing connection tells the server's name and document length (then it
+/// stops probing), and without keep-alive the connection is closed.
+#[inline]
+pub fn after_answer(
+    sh: &Shared,
+    conn: &mut Conn,
+    result: &Result<Answer, Failure>,
+    probe: &mut bool,
+    server: &mut Option<String>,
+) {
+    if *probe {
+        if let Ok(a) = result {
+            if (200..300).contains(&a.status) {
+                sh.note_info(server.take(), a.body_bytes);
+                *probe = false;
+            }
+        }
+    }
+    if !sh.cfg.keepalive {
+        conn.reset();
+    }
 }
 
 /// CPU time (user + system) of the calling thread, in seconds.

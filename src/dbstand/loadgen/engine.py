@@ -47,6 +47,13 @@ def _header_list(headers: Headers | None) -> list[tuple[str, str]]:
     return [(str(k), str(v)) for k, v in items]
 
 
+def _request(method: str, headers: Headers | None, body: bytes | str) -> dict[str, Any]:
+    """The one request closed and open loops repeat, in the types the native engine
+    takes (a header list, body bytes)."""
+    return {"method": method, "headers": _header_list(headers),
+            "body": body.encode() if isinstance(body, str) else bytes(body)}
+
+
 def _run(mode: Mode, url: str, *, connections: int, keepalive: bool, timeout_s: float,
          rate: float | None = None, **kwargs: Any) -> LoadResult:
     native = _native()
@@ -84,8 +91,7 @@ def run_closed(
     min(cores, connections)."""
     return _run("closed", url, connections=connections, keepalive=keepalive,
                 timeout_s=timeout_s, requests=requests, duration=duration, threads=threads,
-                method=method, headers=_header_list(headers),
-                body=body.encode() if isinstance(body, str) else bytes(body))
+                **_request(method, headers, body))
 
 
 def run_open(
@@ -108,8 +114,7 @@ def run_open(
     send is due sends late, and that lateness is part of the latency."""
     return _run("open", url, connections=connections, keepalive=keepalive,
                 timeout_s=timeout_s, rate=rate, duration=duration, threads=threads,
-                method=method, headers=_header_list(headers),
-                body=body.encode() if isinstance(body, str) else bytes(body))
+                **_request(method, headers, body))
 
 
 def run_scenario(

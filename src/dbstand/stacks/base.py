@@ -85,6 +85,23 @@ class KvClient(ABC):
         return {k: row[1] for k in keys if (row := self.fetch(k)) is not None}
 
 
+class ConnKvClient(KvClient):
+    """A KvClient over one driver connection, `conn`, which close() ends."""
+
+    def __init__(self, target: TargetURL, prefix: str):
+        super().__init__(target, prefix)
+        self.conn: Any = None
+
+    def close(self) -> None:
+        """Close the connection once: `conn` is cleared even when the driver's close
+        raises, so closing again (cleanup after a failure) does nothing."""
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            finally:
+                self.conn = None
+
+
 AsyncOp = Callable[[Any], Awaitable[object]]
 
 

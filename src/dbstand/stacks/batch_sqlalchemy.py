@@ -9,6 +9,7 @@ SQLAlchemy alone. The timed part is the statement(s) plus COMMIT.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Any, ClassVar
 
 from dbstand.errors import CaseFailed
@@ -95,6 +96,19 @@ class _SqlAlchemyBatch(BatchClient):
             self.sa.rollback()
         self.helper.rollback()
 
+    def prepare_input(self, api: str, data: BatchData) -> Any:
+        """INSERT rows are column-keyed dicts in both layers; the keyed ops differ."""
+        if api.startswith("limit:"):
+            return super().prepare_input(api, data)
+        if data.op == "insert":
+            return [{"f_key": k, "f_value": v} for k, v in data.row_params]
+        return self._keyed_input(data)
+
+    @abstractmethod
+    def _keyed_input(self, data: BatchData) -> Any:
+        """UPDATE/DELETE input: Core and ORM take it in different shapes (bound
+        parameter names vs mapped attributes, bare keys), so each layer says."""
+
     def bind(self, api: str, op: str) -> Op:
         method = getattr(self, f"api_{api}")
 
@@ -124,11 +138,8 @@ class SqlAlchemyCoreBatch(_SqlAlchemyBatch):
             "delete": delete(t).where(t.c.f_key == bindparam("b_key")),
         }
 
-    def prepare_input(self, api: str, data: BatchData) -> Any:
-        if api.startswith("limit:"):
-            return super().prepare_input(api, data)
-        if data.op == "insert":
-            return [{"f_key": k, "f_value": v} for k, v in data.row_params]
+    def _keyed_input(self, data: BatchData) -> Any:
+        # the statements bind b_key/b_value: Core refuses bind names equal to columns
         if data.op == "update":
             return [{"b_key": k, "b_value": v} for v, k in data.row_params]
         return [{"b_key": k} for (k,) in data.row_params]
@@ -161,11 +172,8 @@ class SqlAlchemyOrmBatch(_SqlAlchemyBatch):
         self.model: Any = type("BatchRow", (), {"__module__": __name__})
         registry().map_imperatively(self.model, self.table_obj)
 
-    def prepare_input(self, api: str, data: BatchData) -> Any:
-        if api.startswith("limit:"):
-            return super().prepare_input(api, data)
-        if data.op == "insert":
-            return [{"f_key": k, "f_value": v} for k, v in data.row_params]
+    def _keyed_input(self, data: BatchData) -> Any:
+        # ORM bulk UPDATE matches rows by mapped attribute; delete_in pages bare keys
         if data.op == "update":
             return [{"f_key": k, "f_value": v} for v, k in data.row_params]
         return list(data.keys)

@@ -11,7 +11,7 @@ from dbstand.errors import TargetError
 from dbstand.sql.dialects import Dialect, dialect_for, server_facts
 from dbstand.sql.ownership import Ownership
 from dbstand.sql.paramstyle import to_paramstyle
-from dbstand.stacks.base import KvClient, Op
+from dbstand.stacks.base import ConnKvClient, Op
 from dbstand.targets.connect_errors import connect_error
 from dbstand.targets.url import TargetURL
 
@@ -28,7 +28,7 @@ def open_dbapi(opener: Callable[[], Any], target: TargetURL) -> Any:
         raise connect_error(exc, target) from None
 
 
-class DbApiKvClient(KvClient):
+class DbApiKvClient(ConnKvClient):
     """kv over a DB-API connection in autocommit mode: each operation is its own
     transaction, as an application doing single-key CRUD would run it."""
 
@@ -37,7 +37,6 @@ class DbApiKvClient(KvClient):
     def __init__(self, target: TargetURL, prefix: str):
         super().__init__(target, prefix)
         self.dialect: Dialect = dialect_for(target.kind)
-        self.conn: Any = None
         self.cur: Any = None
         self.table = f"{prefix}{KV_SUFFIX}"
 
@@ -50,13 +49,6 @@ class DbApiKvClient(KvClient):
         self.conn = open_dbapi(self._open, self.target)
         self.cur = self.conn.cursor()
         self.ownership = Ownership(self.cur, self.dialect, self.paramstyle, self.prefix)
-
-    def close(self) -> None:
-        if self.conn is not None:
-            try:
-                self.conn.close()
-            finally:
-                self.conn = None
 
     def sql(self, text: str) -> str:
         return to_paramstyle(text, self.paramstyle)

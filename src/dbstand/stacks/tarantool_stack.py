@@ -16,7 +16,7 @@ import tarantool
 from tarantool.error import DatabaseError
 
 from dbstand.errors import CaseFailed, TargetError
-from dbstand.stacks.base import KvClient, Op
+from dbstand.stacks.base import ConnKvClient, Op
 from dbstand.targets.connect_errors import connect_error
 from dbstand.targets.greeting import first_bytes, is_tarantool, what_answers
 from dbstand.targets.managed import password_for, record_for
@@ -71,7 +71,7 @@ return out
 """
 
 
-class TarantoolKv(KvClient):
+class TarantoolKv(ConnKvClient):
     """kv on a Tarantool space, through the binary protocol or SQL."""
 
     stack = "tarantool"
@@ -79,7 +79,6 @@ class TarantoolKv(KvClient):
 
     def __init__(self, target: TargetURL, prefix: str):
         super().__init__(target, prefix)
-        self.conn: Any = None
         self.space = f"{prefix}kv"
         self.space_id: int | None = None
         self.quoted = '"' + self.space + '"'
@@ -105,13 +104,6 @@ class TarantoolKv(KvClient):
         except Exception as exc:  # NetworkError, DatabaseError (auth), SchemaError...
             raise connect_error(exc, t) from None
         self.ownership = TarantoolOwnership(self.conn, self.prefix)
-
-    def close(self) -> None:
-        if self.conn is not None:
-            try:
-                self.conn.close()
-            finally:
-                self.conn = None
 
     def _admin(self, what: str, fn: Callable[[], T]) -> T:
         """Run untimed management work; a missing grant becomes one clear line."""
