@@ -14,14 +14,11 @@ import pytest
 
 from dbstand.errors import UserError
 from dbstand.modes.spec import expand_modes, parse_mode
+from process_helpers import default_sigint
 
 FAST = ["--rows", "400", "--min-iterations", "3", "--max-iterations", "4", "--ci", "50"]
 
 
-
-def default_sigint() -> None:
-    """Children of a backgrounded shell inherit SIGINT ignored; the test needs it live."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def cases(path: Path) -> list[dict]:

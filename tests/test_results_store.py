@@ -14,11 +14,7 @@ import pytest
 
 from dbstand.errors import UserError
 from dbstand.results.store import ResultsWriter, read_results
-
-
-def default_sigint() -> None:
-    """Children of a backgrounded shell inherit SIGINT ignored; the test needs it live."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+from process_helpers import default_sigint
 
 
 def test_torn_last_line_is_reported_not_fatal(tmp_path: Path) -> None:

@@ -13,13 +13,16 @@ from pathlib import Path
 
 import psutil
 
+from process_helpers import default_sigint
+
 
 def test_serve_answers_and_stops_on_signal(tmp_path: Path) -> None:
     code = "from dbstand.cli.app import main\nmain()"
     proc = subprocess.Popen([sys.executable, "-c", code, "serve", "parking", "--stack",
                              "python-raw", "--target", f"sqlite:///{tmp_path / 's.db'}"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "COLUMNS": "200"})
+                            env={**os.environ, "COLUMNS": "200"},
+                            preexec_fn=default_sigint)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
