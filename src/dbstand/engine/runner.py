@@ -10,7 +10,6 @@ operation's own time. Slow operations are all timed (k = 1).
 
 from __future__ import annotations
 
-import gc
 import math
 import random
 import time
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dbstand.engine.config import EngineConfig
-from dbstand.engine.executor import Executor, SyncExecutor
+from dbstand.engine.executor import Executor, SyncExecutor, gc_paused
 from dbstand.engine.histogram import LatencyHistogram
 from dbstand.engine.loops import execute, make_plan
 from dbstand.engine.stats import Summary, make_stop_rule, summarize
@@ -97,23 +96,6 @@ class Probe(Protocol):
     def end(self) -> None: ...
 
 
-class _GcPause:
-    """Disable the GC inside an iteration; collect between iterations."""
-
-    def __init__(self, enabled: bool):
-        self.enabled = enabled
-        self.was_enabled = gc.isenabled()
-
-    def __enter__(self) -> None:
-        if self.enabled:
-            gc.collect()
-            gc.disable()
-
-    def __exit__(self, *exc: object) -> None:
-        if self.enabled and self.was_enabled:
-            gc.enable()
-
-
 def run_benchmark(bench: Benchmark, config: EngineConfig,
                   on_iteration: Callable[[int, int], None] | None = None,
                   executor: Executor | None = None,
@@ -139,7 +121,7 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
         prepared = executor.prepare(args, every, rng)
         around = probe if measured else warmup_probe
         try:
-            with _GcPause(config.gc_off):
+            with gc_paused(config.gc_off):
                 if around is not None:
                     around.begin()
                 result = prepared.execute()
