@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dbstand.targets.managed import ServerRecord
-from dbstand.targets.postgresql import ManagedPostgres
+from dbstand.targets.postgresql.managed import ManagedPostgres
 
 
 @pytest.fixture(scope="session")
@@ -31,7 +31,7 @@ def pg_url(pg: ServerRecord) -> str:
 @pytest.fixture(scope="session")
 def mariadb() -> Iterator[ServerRecord]:
     """A throwaway MariaDB (Debian's mariadb-server) for the whole session."""
-    from dbstand.targets.mysql import ManagedMariaDB
+    from dbstand.targets.mysql.managed import ManagedMariaDB
 
     with ManagedMariaDB() as record:
         yield record
@@ -45,7 +45,7 @@ def mariadb_url(mariadb: ServerRecord) -> str:
 @pytest.fixture(scope="session")
 def tarantool_srv() -> Iterator[ServerRecord]:
     """A throwaway Tarantool (Debian's tarantool) with the kv study's settings."""
-    from dbstand.targets.tarantool import ManagedTarantool
+    from dbstand.targets.tarantool.managed import ManagedTarantool
 
     with ManagedTarantool() as record:
         yield record

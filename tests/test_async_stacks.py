@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from dbstand.errors import TargetError
-from dbstand.stacks.base import AsyncKvClient, KvClient
-from dbstand.stacks.registry import get_stack
+from dbstand.stacks.catalog import get_stack
 from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads.kv.client import AsyncKvClient, KvClient
 
 PREFIX = "dbstand_"
 ROWS = 300

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from batch_fixtures import FAST, by_key, case_records
-from dbstand.stacks.batch_mysql import MYSQL_APIS
+from dbstand.workloads.batch.adapters.mysql import MYSQL_APIS
 
 
 @pytest.mark.parametrize("stack", ["pymysql", "mysqlclient"])

@@ -14,13 +14,13 @@ from rich.console import Console
 from dbstand.engine.config import EngineConfig
 from dbstand.execution import RunRequest, execute
 from dbstand.report.render import render_json, render_terminal
-from dbstand.report.scaling import SUPERLINEAR_EXPONENT, fit_power_law, scaling
-from dbstand.stacks.batch_base import BatchApi, BatchData
-from dbstand.stacks.batch_sqlite3 import Sqlite3Batch
-from dbstand.stacks.registry import STACKS, StackSpec
+from dbstand.stacks.catalog import STACKS, StackSpec
 from dbstand.targets.url import parse_target_url
 from dbstand.workloads import get_workload
-from dbstand.workloads.batch import BatchOptions, build_cases
+from dbstand.workloads.batch.adapters.sqlite3 import Sqlite3Batch
+from dbstand.workloads.batch.api import BatchApi, BatchData
+from dbstand.workloads.batch.scaling import SUPERLINEAR_EXPONENT, fit_power_law, scaling
+from dbstand.workloads.batch.workload import BatchOptions, build_cases
 
 
 def test_fit_recovers_the_exponent() -> None:

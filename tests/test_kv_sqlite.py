@@ -6,7 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from dbstand.workloads.kv import OPS
+from dbstand.workloads.kv.workload import OPS
 
 FAST = ["--revs", "300", "--rows", "500", "--min-iterations", "3", "--max-iterations", "5",
         "--ci", "50"]

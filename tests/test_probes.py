@@ -17,7 +17,7 @@ from dbstand.probes.case import CaseProbes
 from dbstand.probes.cpu import TreeCpu
 from dbstand.probes.locate import server_pid
 from dbstand.probes.statements import kind_of
-from dbstand.stacks.registry import get_stack
+from dbstand.stacks.catalog import get_stack
 from dbstand.targets.managed import ServerRecord, free_port
 from dbstand.targets.url import parse_target_url
 

@@ -21,7 +21,7 @@ from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, OwnershipError, TargetError
 from dbstand.results.schema import case_record, failed_record, run_footer, run_header
 from dbstand.results.store import ResultsFile, ResultsWriter, read_results
-from dbstand.stacks.registry import get_stack
+from dbstand.stacks.catalog import get_stack
 from dbstand.workloads.base import Case, Workload
 
 

@@ -18,9 +18,9 @@ from typing import Any
 import psutil
 import pytest
 
-from dbstand.parking import db, schema
-from dbstand.parking.app import PARKING_STACKS, ServiceHandle, running_service
 from dbstand.targets.url import parse_target_url
+from dbstand.workloads.parking import db, schema
+from dbstand.workloads.parking.app import PARKING_STACKS, ServiceHandle, running_service
 
 KINDS = ("sqlite", "postgresql", "mysql")
 CASES = [(stack, kind) for stack in PARKING_STACKS for kind in KINDS]

@@ -9,9 +9,9 @@ from decimal import Decimal
 import pymysql
 import pytest
 
-from dbstand.parking import pricing
-from dbstand.parking.conflicts import is_conflict
-from dbstand.parking.protocol import BadRequest, parse_descr, parse_version
+from dbstand.workloads.parking import pricing
+from dbstand.workloads.parking.conflicts import is_conflict
+from dbstand.workloads.parking.protocol import BadRequest, parse_descr, parse_version
 
 
 def test_pricing_examples() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from dbstand.parking.app import running_service
 from dbstand.targets.url import parse_target_url
+from dbstand.workloads.parking.app import running_service
 
 
 def test_verify_exit_codes(cli, tmp_path: Path) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dbstand.parking.app import running_service
-from dbstand.parking.suite import ParkingClient, SuiteFailure, run_pass, totals_mismatch
 from dbstand.targets.url import parse_target_url
+from dbstand.workloads.parking.app import running_service
+from dbstand.workloads.parking.suite import ParkingClient, SuiteFailure, run_pass, totals_mismatch
 
 USERS, PASSES = 4, 3
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from dbstand.parking.app import PARKING_STACKS, running_service
-from dbstand.parking.service import IMPLEMENTATIONS
-from dbstand.parking.suite import (
+from dbstand.targets.url import parse_target_url
+from dbstand.workloads.parking.app import PARKING_STACKS, running_service
+from dbstand.workloads.parking.service import IMPLEMENTATIONS
+from dbstand.workloads.parking.suite import (
     CALLS_PER_PASS,
     PROFILE,
     SCENARIOS,
@@ -19,7 +20,6 @@ from dbstand.parking.suite import (
     SuiteFailure,
     run_pass,
 )
-from dbstand.targets.url import parse_target_url
 
 #: the study's table 1, as the spec gives it
 SPEC_PROFILE = {"get_service_info": 22, "create_reservation": 10, "pay_reservation": 8,

@@ -1,4 +1,8 @@
-"""Entry point: builds the Typer app and turns user errors into one line."""
+"""Entry point: builds the Typer app and turns user errors into one line.
+
+Subcommands are lazy (cli/lazy.py): `dbstand --help` imports typer and rich, not
+the engine, a driver or the HTTP engine.
+"""
 
 from __future__ import annotations
 
@@ -9,20 +13,32 @@ from types import FrameType
 import click
 import typer
 
-from dbstand.cli import (  # noqa: F401
-    compare,
-    http,
-    listing,
-    report,
-    run,
-    run_batch,
-    run_parking,
-    serve,
-    server,
-    verify,
-)
-from dbstand.cli.common import redact_text
+from dbstand.cli.lazy import LazyCommand, lazy_group
 from dbstand.errors import UserError
+from dbstand.workloads import ENTRIES
+
+
+def _workload_group(verb: str, help_text: str) -> typer.Typer:
+    """`dbstand serve|verify <workload>`: one subcommand per workload that has it."""
+    commands = {name: LazyCommand(e.commands[verb], e.description)
+                for name, e in ENTRIES.items() if verb in e.commands}
+    return typer.Typer(help=help_text, no_args_is_help=True, cls=lazy_group(commands))
+
+
+_COMMANDS = {
+    "run": LazyCommand("dbstand.cli.run:app", "Run benchmarks. With no workload: the "
+                       "default suite (kv on SQLite)."),
+    "report": LazyCommand("dbstand.cli.report:report", "Print a results file again, as a "
+                          "table, Markdown, CSV, JSON or HTML."),
+    "compare": LazyCommand("dbstand.cli.compare:compare_runs", "Compare two runs: ratios "
+                           "and a significance test per case; a CI gate."),
+    "list": LazyCommand("dbstand.cli.listing:app", "List stacks, workloads or targets."),
+    "server": LazyCommand("dbstand.cli.server:app", "Throwaway database servers on "
+                          "127.0.0.1: up, down, status."),
+    "http": LazyCommand("dbstand.cli.http:http", "Load an HTTP URL with the native engine "
+                        "(ab/wrk-style)."),
+    "stack": LazyCommand("dbstand.cli.stack:app", "Server stacks: build, start, check."),
+}
 
 app = typer.Typer(
     name="dbstand",
@@ -31,15 +47,13 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    rich_markup_mode=None,  # plain help: rich's help renderer alone costs ~30 ms
+    cls=lazy_group(_COMMANDS),
 )
-app.add_typer(run.app, name="run")
-app.command("report")(report.report)
-app.command("compare")(compare.compare_runs)
-app.add_typer(listing.app, name="list")
-app.add_typer(server.app, name="server")
-app.command("http")(http.http)
-app.add_typer(serve.app, name="serve")
-app.add_typer(verify.app, name="verify")
+app.add_typer(_workload_group("serve", "Run a workload's service in the foreground."),
+              name="serve")
+app.add_typer(_workload_group("verify", "Check implementations against a workload's "
+                              "conformance suite."), name="verify")
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
@@ -49,13 +63,13 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 def _usage_message(exc: click.ClickException) -> str:
     """A usage error as one line, naming the command's --help for the details."""
+    from dbstand.cli.common import redact_text
+
     message = redact_text(" ".join(exc.format_message().split()))
     ctx = getattr(exc, "ctx", None)
     if ctx is not None and ctx.info_name == "run" and message.startswith("No such command"):
-        from dbstand.workloads import WORKLOADS
-
         name = message.split("'")[1] if "'" in message else "?"
-        return f"unknown workload {name!r} (known: {', '.join(WORKLOADS)})"
+        return f"unknown workload {name!r} (known: {', '.join(ENTRIES)})"
     if ctx is not None:
         return f"{message} (see `{ctx.command_path} --help`)"
     return message
@@ -76,6 +90,8 @@ def main(argv: list[str] | None = None) -> None:
         print("dbstand: interrupted", file=sys.stderr)
         sys.exit(130)
     except UserError as exc:
+        from dbstand.cli.common import redact_text
+
         print(f"dbstand: error: {redact_text(str(exc))}", file=sys.stderr)
         sys.exit(exc.exit_code)
     if code == 130:  # typer returns Ctrl-C as exit code 130 in non-standalone mode

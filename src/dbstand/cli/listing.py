@@ -6,8 +6,8 @@ import typer
 from rich.table import Table
 
 from dbstand.cli.common import console
-from dbstand.stacks.registry import STACKS
-from dbstand.workloads import PLANNED, WORKLOADS
+from dbstand.stacks.catalog import STACKS
+from dbstand.workloads import ENTRIES, PLANNED
 
 app = typer.Typer(help="List stacks, workloads or targets.", no_args_is_help=True)
 
@@ -34,8 +34,9 @@ def list_workloads() -> None:
     table = Table(title="workloads")
     for col in ("workload", "operations", "status", "what it measures"):
         table.add_column(col)
-    for name, cls in WORKLOADS.items():
-        table.add_row(name, ", ".join(cls.operations), "[green]available[/]", cls.description)
+    for name, entry in ENTRIES.items():
+        table.add_row(name, ", ".join(entry.operations), "[green]available[/]",
+                      entry.description)
     for name, text in PLANNED.items():
         table.add_row(name, "", "[yellow]planned[/]", text)
     console.print(table)
@@ -65,6 +66,6 @@ def list_targets() -> None:
 def list_apis(stack: str | None = typer.Option(
         None, help="Only these stacks, comma-separated")) -> None:
     """Batch APIs per stack (names for `dbstand run batch --api`) and the limit rows."""
-    from dbstand.cli.batch_listing import apis_table
+    from dbstand.workloads.batch.listing import apis_table
 
     console.print(apis_table(stack))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dbstand.errors import UserError
-from dbstand.stacks.registry import get_stack
+from dbstand.stacks.catalog import get_stack
 from dbstand.workloads.base import Case
 
 

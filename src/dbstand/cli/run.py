@@ -1,111 +1,25 @@
-"""`dbstand run`: the default suite, or one workload's matrix."""
+"""`dbstand run`: the default suite, or one workload's matrix (`dbstand run kv|batch|...`).
+
+Each workload brings its own `run` command (workloads.ENTRIES); they are imported only
+when invoked.
+"""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Annotated
-
 import typer
 
-from dbstand.cli.common import console, redacted_argv, split_list
-from dbstand.cli.protocols import expand_protocols, with_probes
-from dbstand.engine.config import EngineConfig
-from dbstand.errors import UserError
-from dbstand.execution import RunRequest, default_output, execute
-from dbstand.modes.spec import ModeSpec, default_sweep, expand_modes, parse_mode
-from dbstand.report.html import write_html
-from dbstand.report.render import render_terminal
-from dbstand.results.store import ResultsFile
-from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
-from dbstand.stacks.registry import get_stack
-from dbstand.targets.url import TargetURL, parse_target_url
-from dbstand.workloads import Case, get_workload
-from dbstand.workloads.keys import DISTRIBUTIONS
-from dbstand.workloads.kv import DEFAULT_ROWS, OPS
+from dbstand.cli.common import console, redacted_argv
+from dbstand.cli.lazy import LazyCommand, lazy_group
+from dbstand.cli.run_common import Html, Output, finish, run_targets
+from dbstand.workloads import ENTRIES
 
-app = typer.Typer(help="Run benchmarks. With no workload: the default suite (kv on SQLite).",
-                  invoke_without_command=True, no_args_is_help=False)
-
-DEFAULT_TARGET = "sqlite://"
 DEFAULT_SUITE_REVS = 50_000
 
-Output = Annotated[Path | None, typer.Option("--output", "-o",
-                   help="Results file (JSON Lines); default results/<time>-<workload>.jsonl")]
-Html = Annotated[Path | None, typer.Option("--html", help="Also write the HTML report here")]
-
-
-def _finish(results: ResultsFile, html: Path | None) -> None:
-    """Print the table and where things are; exit 1 if a case failed (for CI)."""
-    render_terminal(results, console)
-    console.print(f"results: [bold]{results.path}[/]")
-    if html is not None:
-        write_html(results, html)
-        console.print(f"report: [bold]{html}[/]")
-    failed = sum(1 for c in results.cases if c.get("status") != "ok")
-    if failed:
-        console.print(f"[red]{failed} case(s) failed[/]")
-        raise typer.Exit(1)
-
-
-@contextlib.contextmanager
-def _targets(text: str | None) -> Iterator[list[TargetURL]]:
-    """Targets of the matrix; none given means embedded in-memory SQLite.
-
-    In memory, because the default suite must be stable on any laptop: a file database
-    adds the disk's and the page cache's noise (pass sqlite:///file.db to measure it).
-    """
-    yield [parse_target_url(t) for t in split_list(text or DEFAULT_TARGET, "--target")]
-
-
-def _kv_cases(targets: list[TargetURL], stacks: list[str], ops: list[str], modes: list[str],
-              rows: int, revs: int, distribution: str, prefix: str, keep: bool,
-              sweep: bool = False, loop: str = "asyncio") -> list[Case]:
-    """The matrix: targets x stacks x modes x ops. With `sweep`, each stack gets the
-    default concurrency sweep of its kind (asyncio levels for asyncio stacks, threads
-    for synchronous ones) after the modes asked for."""
-    if loop not in ("asyncio", "uvloop"):
-        raise UserError(f"--loop must be asyncio or uvloop, not {loop!r}")
-    asked = expand_modes(modes)
-    cases = []
-    skipped: list[str] = []
-    for target in targets:
-        for stack in stacks:
-            spec = get_stack(stack)  # unknown stack: one clear error before anything runs
-            stack_modes = _modes_for(spec.name, spec.is_async, asked, skipped)
-            if sweep:
-                extra = default_sweep("asyncio" if spec.is_async else "threads")
-                stack_modes += [m for m in extra if m not in stack_modes]
-            for mode in stack_modes:
-                for op in ops:
-                    cases.append(Case("kv", stack, target, mode.name, op, {
-                        "rows": rows, "revs": revs, "distribution": distribution,
-                        "prefix": prefix, "keep": keep, "loop": loop}))
-    for note in dict.fromkeys(skipped):
-        console.print(f"[yellow]note:[/] {note}")
-    return cases
-
-
-def _modes_for(stack: str, is_async: bool, asked: list[ModeSpec],
-               skipped: list[str]) -> list[ModeSpec]:
-    """The asked modes a stack can run: asyncio modes for asyncio stacks, the others for
-    synchronous ones, so one matrix can hold both kinds (as the kv study's did). An
-    asyncio stack asked only for `sync` runs `asyncio:1`, its one-at-a-time twin."""
-    fits = [m for m in asked if m.is_async == is_async]
-    for m in asked:
-        if m not in fits:
-            kind = "an asyncio" if is_async else "a synchronous"
-            skipped.append(f"{stack} × {m.name} skipped: {stack} is {kind} stack")
-    if fits:
-        return fits
-    if is_async and all(m.kind == "sync" for m in asked):
-        skipped.pop()
-        return [parse_mode("asyncio:1")]
-    names = ", ".join(m.name for m in asked)
-    fitting = "asyncio:N or processes:PxAsyncio:N" if is_async else \
-        "sync, threads:N or processes:P"
-    raise UserError(f"stack {stack!r} can run none of the modes {names} ({fitting} fit it)")
+app = typer.Typer(
+    help="Run benchmarks. With no workload: the default suite (kv on SQLite).",
+    invoke_without_command=True, no_args_is_help=False,
+    cls=lazy_group({name: LazyCommand(e.commands["run"], e.description)
+                    for name, e in ENTRIES.items() if "run" in e.commands}))
 
 
 @app.callback()
@@ -119,90 +33,20 @@ def default_suite(ctx: typer.Context, output: Output = None, html: Html = None) 
     """
     if ctx.invoked_subcommand is not None:
         return
+    from dbstand.engine.config import EngineConfig
+    from dbstand.execution import RunRequest, default_output, execute
+    from dbstand.sql.ownership import DEFAULT_PREFIX
+    from dbstand.workloads import get_workload
+    from dbstand.workloads.kv.cli import kv_cases
+    from dbstand.workloads.kv.workload import OPS
+
     config = EngineConfig(revs=DEFAULT_SUITE_REVS)
-    with _targets(None) as targets:
-        cases = _kv_cases(targets, ["sqlite3"], list(OPS), ["sync"], DEFAULT_SUITE_REVS,
+    with run_targets(None) as targets:
+        cases = kv_cases(targets, ["sqlite3"], list(OPS), ["sync"], DEFAULT_SUITE_REVS,
                           config.revs, "uniform", DEFAULT_PREFIX, False)
         results = execute(RunRequest(get_workload("kv"), cases, config,
                                       output or default_output("kv"), redacted_argv()),
                           console)
-    _finish(results, html)
+    finish(results, html)
 
 
-@app.command("kv")
-def run_kv(
-    target: Annotated[str | None, typer.Option(
-        help="Target URL(s), comma-separated; default: in-memory SQLite")] = None,
-    stack: Annotated[str | None, typer.Option(
-        help="Stack(s), comma-separated (see `dbstand list stacks`)")] = None,
-    op: Annotated[str, typer.Option(help="Operations: " + ",".join(OPS))] = ",".join(OPS),
-    mode: Annotated[str, typer.Option(
-        help="Modes: sync, threads:N, asyncio:N, processes:P, processes:PxAsyncio:N "
-             "(+shared: coroutines share one connection); asyncio:1,5,10 is a sweep")]
-        = "sync",
-    sweep: Annotated[bool, typer.Option(
-        help="Also run each stack's default concurrency sweep and report the optimum")]
-        = False,
-    loop: Annotated[str, typer.Option(help="Event loop for asyncio modes: asyncio or "
-                                           "uvloop")] = "asyncio",
-    protocol: Annotated[str | None, typer.Option(
-        help="Protocols of stacks that offer several, e.g. binary,sql (tarantool), "
-             "simple,prepared (pgbench), text,prepared (mysql-connector-python); "
-             "default: all of each stack's")] = None,
-    probes: Annotated[bool, typer.Option(
-        help="Sample client/server CPU, server RSS and statements around the timed "
-             "windows")] = True,
-    revs: Annotated[int, typer.Option(help="Operations per iteration")] = 10_000,
-    rows: Annotated[int, typer.Option(help="Rows in the table")] = DEFAULT_ROWS,
-    warmup: Annotated[int, typer.Option(help="Uncounted warm-up iterations")] = 1,
-    min_iterations: Annotated[int, typer.Option(help="Iterations before stopping")] = 5,
-    max_iterations: Annotated[int, typer.Option(help="Cap; a case reaching it unstable "
-                                                     "is flagged")] = 30,
-    max_time: Annotated[float, typer.Option(help="Seconds per case before stopping")] = 60.0,
-    ci: Annotated[float, typer.Option(help="Stop when the 95% CI is within ±CI % of the "
-                                           "mean")] = 3.0,
-    stop_rule: Annotated[str, typer.Option(help="ci (default) or study (the kv study's "
-                                                "last-5-within-3% rule)")] = "ci",
-    pause: Annotated[float, typer.Option(help="Seconds of pause between iterations")] = 0.0,
-    latency: Annotated[str, typer.Option(help="Per-op latency: auto, all, off or every:K")]
-        = "auto",
-    distribution: Annotated[str, typer.Option(help="Keys: " + ", ".join(DISTRIBUTIONS))]
-        = "uniform",
-    prefix: Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
-        = DEFAULT_PREFIX,
-    keep: Annotated[bool, typer.Option(help="Keep the table after each case")] = False,
-    seed: Annotated[int, typer.Option(help="Random seed for keys")] = 42,
-    output: Output = None,
-    html: Html = None,
-) -> None:
-    """kv: single-key CRUD by random key, each operation its own benchmark."""
-    config = EngineConfig(revs=revs, warmup=warmup, min_iterations=min_iterations,
-                          max_iterations=max_iterations, max_time_s=max_time,
-                          target_ci_pct=ci, stop_rule=stop_rule, pause_s=pause,
-                          latency=latency, seed=seed)
-    check_prefix(prefix)
-    ops = split_list(op, "--op")
-    modes = split_list(mode, "--mode")
-    with _targets(target) as targets:
-        stacks = split_list(stack, "--stack") or _default_stacks(targets)
-        cases = _kv_cases(targets, stacks, ops, modes, rows, revs, distribution, prefix, keep,
-                          sweep, loop)
-        cases = with_probes(expand_protocols(cases, split_list(protocol, "--protocol")),
-                            probes)
-        results = execute(RunRequest(get_workload("kv"), cases, config,
-                                     output or default_output("kv"), redacted_argv()),
-                          console)
-    _finish(results, html)
-
-
-def _default_stacks(targets: list[TargetURL]) -> list[str]:
-    defaults = {"sqlite": "sqlite3", "postgresql": "psycopg", "mysql": "pymysql",
-                "tarantool": "tarantool"}
-    stacks = []
-    for t in targets:
-        name = defaults.get(t.kind)
-        if name and name not in stacks:
-            stacks.append(name)
-    if not stacks:
-        raise UserError("no default stack for these targets: name one with --stack")
-    return stacks

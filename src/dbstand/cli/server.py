@@ -24,9 +24,9 @@ app = typer.Typer(help="Start, stop and list throwaway database servers on 127.0
 
 #: kind -> "module:Class" of its managed server
 MANAGED: dict[str, str] = {
-    "postgresql": "dbstand.targets.postgresql:ManagedPostgres",
-    "mysql": "dbstand.targets.mysql:ManagedMariaDB",
-    "tarantool": "dbstand.targets.tarantool:ManagedTarantool",
+    "postgresql": "dbstand.targets.postgresql.managed:ManagedPostgres",
+    "mysql": "dbstand.targets.mysql.managed:ManagedMariaDB",
+    "tarantool": "dbstand.targets.tarantool.managed:ManagedTarantool",
 }
 
 

@@ -238,7 +238,7 @@ class SqliteTrace(StatementCounter):
 
 def open_counter(target: TargetURL, prefix: str, managed: bool) -> StatementCounter:
     """A server-side statement counter for `target`; LookupError says why there is none."""
-    from dbstand.stacks.registry import get_stack
+    from dbstand.stacks.catalog import get_stack
 
     candidates = ADMIN_STACKS.get(target.kind)
     if not candidates:

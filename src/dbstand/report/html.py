@@ -11,10 +11,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from dbstand.report import batch
 from dbstand.report.render import footnote_lines
 from dbstand.report.table import COLUMNS, formatted, stack_label, table_rows
 from dbstand.results.store import ResultsFile
+from dbstand.workloads.batch import report as batch
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
            "#ff9da7", "#9c755f", "#bab0ac")

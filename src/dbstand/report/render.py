@@ -12,8 +12,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from dbstand.report import batch as batch_report
-from dbstand.report import parking as parking_report
 from dbstand.report.table import (
     COLUMNS,
     PROBE_KEYS,
@@ -24,6 +22,8 @@ from dbstand.report.table import (
     table_rows,
 )
 from dbstand.results.store import ResultsFile
+from dbstand.workloads.batch import report as batch_report
+from dbstand.workloads.parking import report as parking_report
 
 FORMATS = ("table", "markdown", "csv", "json", "html")
 

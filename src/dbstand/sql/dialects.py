@@ -97,11 +97,11 @@ def server_facts(kind: str, cursor: Any) -> dict[str, Any]:
             facts[pragma] = cursor.fetchone()[0]
         return facts
     if kind == "postgresql":
-        from dbstand.targets.postgresql import server_facts as pg_facts
+        from dbstand.targets.postgresql.managed import server_facts as pg_facts
 
         return pg_facts(cursor)
     if kind == "mysql":
-        from dbstand.targets.mysql import server_facts as my_facts
+        from dbstand.targets.mysql.managed import server_facts as my_facts
 
         return my_facts(cursor)
     return {}

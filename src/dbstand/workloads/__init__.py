@@ -1,15 +1,47 @@
-"""Workloads, by name."""
+"""Workloads, by name: each is a package under workloads/ that brings its cases, its
+adapters, its report section and its CLI commands. Nothing is imported until used,
+so listing workloads or printing help loads no driver."""
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass, field
+
 from dbstand.errors import UserError
 from dbstand.workloads.base import Case, CaseOutcome, Workload
-from dbstand.workloads.batch import BatchWorkload
-from dbstand.workloads.kv import KvWorkload
-from dbstand.workloads.parking import ParkingWorkload
 
-WORKLOADS: dict[str, type[Workload]] = {"kv": KvWorkload, "batch": BatchWorkload,
-                                         "parking": ParkingWorkload}
+
+@dataclass(frozen=True)
+class WorkloadEntry:
+    """What the rest of dbstand needs to know of a workload without importing it."""
+
+    name: str
+    description: str
+    operations: tuple[str, ...]
+    workload: str                                   # "module:Class" of its Workload
+    #: CLI commands it contributes: group ("run", "serve", "verify") -> "module:attr"
+    commands: dict[str, str] = field(default_factory=dict)
+
+    def load(self) -> type[Workload]:
+        module_name, _, attr = self.workload.partition(":")
+        cls: type[Workload] = getattr(importlib.import_module(module_name), attr)
+        return cls
+
+
+_P = "dbstand.workloads"
+ENTRIES: dict[str, WorkloadEntry] = {e.name: e for e in (
+    WorkloadEntry("kv", "single-key CRUD by random key, each operation its own benchmark",
+                  ("select", "insert", "update", "upsert", "replace", "delete"),
+                  f"{_P}.kv.workload:KvWorkload", {"run": f"{_P}.kv.cli:run_kv"}),
+    WorkloadEntry("batch", "bulk insert/update/delete through every driver's batch APIs",
+                  ("insert", "update", "delete"),
+                  f"{_P}.batch.workload:BatchWorkload", {"run": f"{_P}.batch.cli:run_batch"}),
+    WorkloadEntry("parking", "the ORM study's OLTP service driven over HTTP by its suite",
+                  ("pass",), f"{_P}.parking.workload:ParkingWorkload",
+                  {"run": f"{_P}.parking.cli_run:run_parking",
+                   "serve": f"{_P}.parking.cli_serve:serve_parking",
+                   "verify": f"{_P}.parking.cli_verify:verify_parking"}),
+)}
 
 #: named in the specs but not built yet: listed so users see what is coming
 PLANNED = {"webtech": "server technologies on static/dynamic pages",
@@ -17,11 +49,12 @@ PLANNED = {"webtech": "server technologies on static/dynamic pages",
 
 
 def get_workload(name: str) -> Workload:
-    if name in WORKLOADS:
-        return WORKLOADS[name]()
+    if name in ENTRIES:
+        return ENTRIES[name].load()()
     if name in PLANNED:
         raise UserError(f"workload {name!r} is not available in this version yet")
-    raise UserError(f"unknown workload {name!r} (known: {', '.join(WORKLOADS)})")
+    raise UserError(f"unknown workload {name!r} (known: {', '.join(ENTRIES)})")
 
 
-__all__ = ["WORKLOADS", "Case", "CaseOutcome", "Workload", "get_workload"]
+__all__ = ["ENTRIES", "PLANNED", "Case", "CaseOutcome", "Workload", "WorkloadEntry",
+           "get_workload"]

@@ -5,10 +5,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from dbstand.engine.config import EngineConfig
 from dbstand.targets.url import TargetURL
+
+if TYPE_CHECKING:
+    from dbstand.engine.config import EngineConfig
 
 Progress = Callable[[int, int], None]
 

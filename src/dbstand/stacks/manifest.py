@@ -1,0 +1,196 @@
+"""Server-stack manifests: `stacks/<language>/<name>/stack.toml` (docs/stack-manifest.md).
+
+A manifest is read and checked here, never executed: every field has a type and a
+default, and a bad manifest is one clear error naming its file. Discovery walks the
+folders that ship with the package, so a wheel install has every stack.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dbstand.errors import UserError
+
+STACKS_ROOT = Path(__file__).resolve().parent
+MANIFEST = "stack.toml"
+ORM_KINDS = ("raw", "micro", "full", "none")
+PYTHON_MODES = ("own", "dbstand")
+#: files a build never depends on (editor and build droppings)
+_IGNORED = ("__pycache__", "node_modules", "target", ".pyc")
+
+
+@dataclass(frozen=True)
+class Command:
+    """An argv with its time limit; relative programs resolve against the stack folder."""
+
+    argv: tuple[str, ...]
+    timeout_s: float
+    env: dict[str, str] = field(default_factory=dict)
+
+    def resolved(self, folder: Path) -> list[str]:
+        first = self.argv[0]
+        if first.startswith("./") or (("/" in first) and not first.startswith("/")):
+            first = str(folder / first)
+        return [first, *self.argv[1:]]
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One server stack as its manifest declares it."""
+
+    name: str
+    folder: Path
+    description: str
+    language: str
+    framework: str
+    web_server: str
+    orm: str
+    concurrency: str
+    workloads: tuple[str, ...]
+    tests: tuple[str, ...]
+    databases: tuple[str, ...]
+    start: Command
+    health_path: str
+    build: Command | None = None
+    stands_in_for: str = ""
+    limit: bool = False
+    debian: tuple[str, ...] = ()
+    pip: tuple[str, ...] = ()
+    python: str = "own"
+    commands: tuple[str, ...] = ()
+
+    @property
+    def labels(self) -> dict[str, Any]:
+        """What a results record says of the stack."""
+        return {"language": self.language, "framework": self.framework,
+                "web_server": self.web_server, "orm": self.orm,
+                "concurrency": self.concurrency, "stands_in_for": self.stands_in_for,
+                "limit": self.limit}
+
+    def source_hash(self) -> str:
+        """A hash of every file in the folder: a build is reused while it matches."""
+        digest = hashlib.sha256()
+        for path in sorted(self.folder.rglob("*")):
+            if not path.is_file() or any(part in _IGNORED or part.endswith(".pyc")
+                                         for part in path.relative_to(self.folder).parts):
+                continue
+            digest.update(str(path.relative_to(self.folder)).encode() + b"\0")
+            digest.update(path.read_bytes())
+        return digest.hexdigest()[:16]
+
+    def implements(self, workload: str) -> bool:
+        return workload in self.workloads
+
+
+class ManifestError(UserError):
+    """A manifest that cannot be used, named by its file."""
+
+
+def _strs(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ManifestError(f"{where} must be a list of strings")
+    return tuple(value)
+
+
+def _command(table: Any, where: str, default_timeout: float) -> Command:
+    if not isinstance(table, dict):
+        raise ManifestError(f"[{where}] must be a table")
+    argv = _strs(table.get("command"), f"{where}.command")
+    if not argv:
+        raise ManifestError(f"{where}.command must name a program")
+    timeout = table.get("timeout", default_timeout)
+    if not isinstance(timeout, int | float) or timeout <= 0:
+        raise ManifestError(f"{where}.timeout must be a positive number of seconds")
+    env = table.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise ManifestError(f"{where}.env must map names to strings")
+    return Command(argv, float(timeout), dict(env))
+
+
+def parse_manifest(path: Path) -> Manifest:
+    """Read and check one stack.toml."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ManifestError(f"{path}: {exc}") from None
+    try:
+        return _manifest(data, path.parent)
+    except ManifestError as exc:
+        raise ManifestError(f"{path}: {exc}") from None
+
+
+def _manifest(data: dict[str, Any], folder: Path) -> Manifest:
+    stack = data.get("stack")
+    if not isinstance(stack, dict):
+        raise ManifestError("missing [stack] table")
+    text = {key: stack.get(key, "") for key in ("name", "description", "language",
+                                                   "framework", "web_server", "orm",
+                                                   "concurrency", "stands_in_for")}
+    for key, value in text.items():
+        if not isinstance(value, str):
+            raise ManifestError(f"stack.{key} must be a string")
+    if not text["name"] or text["name"] != folder.name:
+        raise ManifestError(f"stack.name must be the folder's name ({folder.name!r})")
+    if text["orm"] not in ORM_KINDS:
+        raise ManifestError(f"stack.orm must be one of {', '.join(ORM_KINDS)}")
+    install = data.get("install", {})
+    python = install.get("python", "own")
+    if python not in PYTHON_MODES:
+        raise ManifestError(f"install.python must be one of {', '.join(PYTHON_MODES)}")
+    health = data.get("health", {})
+    path = health.get("path", "/")
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise ManifestError("health.path must be a path starting with /")
+    workloads = _strs(stack.get("workloads"), "stack.workloads")
+    if not workloads:
+        raise ManifestError("stack.workloads must name at least one workload")
+    return Manifest(
+        name=text["name"], folder=folder, description=text["description"],
+        language=text["language"] or folder.parent.name, framework=text["framework"],
+        web_server=text["web_server"], orm=text["orm"], concurrency=text["concurrency"],
+        stands_in_for=text["stands_in_for"], workloads=workloads,
+        tests=_strs(stack.get("tests"), "stack.tests"),
+        databases=_strs(stack.get("databases"), "stack.databases"),
+        limit=bool(stack.get("limit", False)),
+        start=_command(data.get("start"), "start", 60.0),
+        build=_command(data["build"], "build", 600.0) if "build" in data else None,
+        health_path=path, debian=_strs(install.get("debian"), "install.debian"),
+        pip=_strs(install.get("pip"), "install.pip"), python=python,
+        commands=_strs(install.get("commands"), "install.commands"),
+    )
+
+
+@functools.cache
+def all_manifests(root: Path = STACKS_ROOT) -> dict[str, Manifest]:
+    """Every server stack that ships with dbstand, by name."""
+    found: dict[str, Manifest] = {}
+    for path in sorted(root.glob(f"*/*/{MANIFEST}")):
+        manifest = parse_manifest(path)
+        if manifest.name in found:
+            raise ManifestError(f"{path}: stack name {manifest.name!r} is used twice")
+        found[manifest.name] = manifest
+    return found
+
+
+def get_manifest(name: str, workload: str | None = None) -> Manifest:
+    """A server stack by name (one clear error naming the known ones)."""
+    manifests = all_manifests()
+    manifest = manifests.get(name)
+    known = [m.name for m in manifests.values() if workload is None or m.implements(workload)]
+    if manifest is None:
+        raise UserError(f"unknown server stack {name!r} (known: {', '.join(known) or 'none'})")
+    if workload is not None and not manifest.implements(workload):
+        raise UserError(f"stack {name!r} does not implement the {workload} workload "
+                        f"(those that do: {', '.join(known)})")
+    return manifest
+
+
+def stacks_for(workload: str) -> list[Manifest]:
+    return [m for m in all_manifests().values() if m.implements(workload)]

@@ -1,0 +1,108 @@
+"""Spaces dbstand owns on a Tarantool instance, and the refusal to touch any other.
+
+The same rule as sql/ownership.py: a registry space (`<prefix>owned`) lists the
+spaces dbstand created; dbstand drops or refills a space only if the registry names
+it. A space with a dbstand-like name that the registry does not list belongs to
+someone else and is refused. Everything runs as Lua through `eval` (the user needs
+execute, create and drop grants; the managed instance's `dbstand` user has them).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from dbstand.errors import OwnershipError
+from dbstand.sql.ownership import check_prefix
+
+REGISTRY_FORMAT = ("name", "workload", "created_at")
+
+_EXISTS = "return box.space[...] ~= nil"
+
+_REGISTRY_OK = """
+local s = box.space[...]
+if s == nil then return true end
+local f = s:format()
+return #f >= 3 and f[1].name == 'name' and f[2].name == 'workload'
+    and f[3].name == 'created_at'
+"""
+
+_OWNS = """
+local registry, name = ...
+local s = box.space[registry]
+return s ~= nil and s:get(name) ~= nil
+"""
+
+_ENSURE_REGISTRY = """
+local s = box.schema.space.create(..., {if_not_exists = true, format = {
+    {name = 'name', type = 'string'}, {name = 'workload', type = 'string'},
+    {name = 'created_at', type = 'string'}}})
+s:create_index('primary', {parts = {{1, 'string'}}, if_not_exists = true})
+"""
+
+_CREATE_KV = """
+local registry, name, options, workload, stamp = ...
+if box.space[name] ~= nil then box.space[name]:drop() end
+options.format = {{name = 'id', type = 'unsigned'}, {name = 'name', type = 'string'}}
+local s = box.schema.space.create(name, options)
+-- a sequence on the primary key: inserts without an id get the next one
+s:create_index('primary', {parts = {{1, 'unsigned'}}, sequence = true})
+box.space[registry]:replace({name, workload, stamp})
+return s.id
+"""
+
+_DROP = """
+local registry, name = ...
+if box.space[name] ~= nil then box.space[name]:drop() end
+local r = box.space[registry]
+r:delete(name)
+if r:count() == 0 then r:drop() end
+"""
+
+
+class TarantoolOwnership:
+    """Creates and drops the spaces of one prefix through a `tarantool` connection."""
+
+    def __init__(self, conn: Any, prefix: str):
+        self.conn = conn
+        self.prefix = check_prefix(prefix)
+        self.registry = f"{prefix}owned"
+
+    def _eval(self, lua: str, *args: Any) -> list[Any]:
+        return list(self.conn.eval(lua, *args).data)
+
+    def exists(self, space: str) -> bool:
+        return bool(self._eval(_EXISTS, space)[0])
+
+    def owns(self, space: str) -> bool:
+        return bool(self._eval(_OWNS, self.registry, space)[0])
+
+    def _check_registry(self) -> None:
+        if not self._eval(_REGISTRY_OK, self.registry)[0]:
+            raise OwnershipError(
+                f"space {self.registry} exists but is not dbstand's registry: refusing to "
+                "touch it (use another --prefix)")
+
+    def check(self, space: str) -> None:
+        """Refuse early (before any run starts) if `space` is someone else's."""
+        self._check_registry()
+        if self.exists(space) and not self.owns(space):
+            raise OwnershipError(
+                f"space {space} exists and was not created by dbstand: refusing to touch "
+                "it (rename it, or give dbstand another --prefix)")
+
+    def create_kv(self, space: str, options: dict[str, Any], workload: str = "kv") -> int:
+        """(Re)create the kv space with `options` (engine, temporary...); return its id."""
+        if not space.startswith(self.prefix):
+            raise OwnershipError(f"refusing to create {space}: not under prefix {self.prefix}")
+        self.check(space)
+        self._eval(_ENSURE_REGISTRY, self.registry)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        return int(self._eval(_CREATE_KV, self.registry, space, dict(options), workload,
+                              stamp)[0])
+
+    def drop(self, space: str) -> None:
+        """Drop a space dbstand owns; drop the registry too once it is empty."""
+        if not self.owns(space):
+            raise OwnershipError(f"refusing to drop {space}: dbstand did not create it")
+        self._eval(_DROP, self.registry, space)

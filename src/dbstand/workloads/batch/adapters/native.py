@@ -1,0 +1,90 @@
+"""Native bulk-load tools for the batch limit rows: `psql \\copy`, `LOAD DATA LOCAL INFILE`.
+
+They show how far a driver's best API is from the database's own client. Each run
+starts the tool, so its process start and login are part of the time (tens of ms):
+negligible at the row counts where the limit matters. Passwords travel through the
+environment (psql) or a private option file (mariadb), never through argv.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dbstand.errors import CaseFailed
+from dbstand.targets.managed import password_for
+from dbstand.targets.url import TargetURL
+
+if TYPE_CHECKING:
+    from dbstand.workloads.batch.api import BatchData
+
+TOOL_TIMEOUT_S = 3600.0
+
+
+def psql_binary() -> str | None:
+    return shutil.which("psql")
+
+
+def mariadb_binary() -> str | None:
+    return shutil.which("mariadb") or shutil.which("mysql")
+
+
+def write_csv(folder: str, data: BatchData) -> str:
+    """The insert's rows as CSV (key, value), for the native tools to load."""
+    path = Path(folder) / f"batch-{data.rows}.csv"
+    with open(path, "w", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(data.row_params)
+    return str(path)
+
+
+def _password(target: TargetURL) -> str:
+    return target.password or password_for(target) or ""
+
+
+def _run(argv: list[str], env: dict[str, str], what: str) -> None:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S,
+                              env={**os.environ, **env}, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise CaseFailed(f"{what}: {argv[0]} not found") from None
+    except subprocess.TimeoutExpired:
+        raise CaseFailed(f"{what} timed out after {TOOL_TIMEOUT_S:.0f} s") from None
+    if proc.returncode != 0:
+        lines = (proc.stderr or proc.stdout).strip().splitlines() or ["no output"]
+        raise CaseFailed(f"{what} failed: {lines[-1]}")
+
+
+def psql_copy(target: TargetURL, table: str, csv_path: str) -> None:
+    """`psql \\copy TABLE FROM FILE` (psql runs it in autocommit: committed on return)."""
+    psql = psql_binary()
+    if psql is None:
+        raise CaseFailed("psql \\copy: psql is not installed")
+    argv = [psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", target.host or "127.0.0.1",
+            "-p", str(target.port or 5432), "-U", target.user or "postgres",
+            "-d", target.database or target.user or "postgres",
+            "-c", f"\\copy {table} (f_key, f_value) FROM '{csv_path}' WITH (FORMAT csv)"]
+    _run(argv, {"PGPASSWORD": _password(target), "PGCONNECT_TIMEOUT": "10"}, "psql \\copy")
+
+
+def mariadb_load_data(target: TargetURL, table: str, csv_path: str) -> None:
+    """`LOAD DATA LOCAL INFILE` through the mariadb (or mysql) command-line client."""
+    client = mariadb_binary()
+    if client is None:
+        raise CaseFailed("LOAD DATA LOCAL INFILE: no mariadb/mysql client installed")
+    with tempfile.TemporaryDirectory(prefix="dbstand-mycnf-") as folder:
+        cnf = Path(folder) / "client.cnf"
+        fd = os.open(cnf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        password = _password(target).replace("\\", "\\\\").replace('"', '\\"')
+        with os.fdopen(fd, "w") as fh:
+            fh.write(f'[client]\npassword="{password}"\n')
+        argv = [client, f"--defaults-extra-file={cnf}", "--local-infile=1", "--protocol=TCP",
+                "-h", target.host or "127.0.0.1", "-P", str(target.port or 3306),
+                "-u", target.user or "root", target.database or "",
+                "-e", f"LOAD DATA LOCAL INFILE '{csv_path}' INTO TABLE {table} "
+                      "FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' (f_key, f_value)"]
+        _run(argv, {}, "LOAD DATA LOCAL INFILE")

@@ -1,0 +1,106 @@
+"""`dbstand run batch`: bulk insert/update/delete through every driver's batch APIs."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from dbstand.cli.common import console, redacted_argv, split_ints, split_list
+from dbstand.cli.run_common import Html, Output, finish, run_targets
+from dbstand.engine.config import EngineConfig
+from dbstand.errors import UserError
+from dbstand.execution import RunRequest, default_output, execute
+from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
+from dbstand.stacks.catalog import STACKS
+from dbstand.targets.url import TargetURL
+from dbstand.workloads import get_workload
+from dbstand.workloads.batch.api import OPS
+from dbstand.workloads.batch.workload import (
+    DEFAULT_LARGE_REPEATS,
+    DEFAULT_LARGE_ROWS,
+    DEFAULT_PAGE_SIZE,
+    DEFAULT_ROWS,
+    BatchOptions,
+    build_cases,
+)
+
+#: the stacks run when --stack is not given, per target kind (those installed)
+DEFAULT_STACKS = {"sqlite": ("sqlite3",), "postgresql": ("psycopg2", "psycopg", "asyncpg"),
+                  "mysql": ("pymysql", "mysqlclient")}
+
+
+def default_stacks(targets: list[TargetURL]) -> list[str]:
+    stacks: list[str] = []
+    for target in targets:
+        for name in DEFAULT_STACKS.get(target.kind, ()):
+            spec = STACKS.get(name)
+            if spec is not None and spec.installed and name not in stacks:
+                stacks.append(name)
+    if not stacks:
+        raise UserError("no installed batch stack for these targets: name one with --stack "
+                        "(see `dbstand list apis`)")
+    return stacks
+
+
+def run_batch(
+    target: Annotated[str | None, typer.Option(
+        help="Target URL(s), comma-separated; default: in-memory SQLite")] = None,
+    stack: Annotated[str | None, typer.Option(
+        help="Stack(s), comma-separated; default: every installed driver of the target")]
+        = None,
+    api: Annotated[str | None, typer.Option(
+        help="Batch APIs, comma-separated (see `dbstand list apis`); default: all")] = None,
+    op: Annotated[str, typer.Option(help="Operations: " + ",".join(OPS))] = ",".join(OPS),
+    rows: Annotated[str, typer.Option(help="Rows per batch, comma-separated")]
+        = ",".join(str(n) for n in DEFAULT_ROWS),
+    page_size: Annotated[int, typer.Option(
+        help="Rows per page of the paged APIs (the study's page_size)")] = DEFAULT_PAGE_SIZE,
+    large_rows: Annotated[int, typer.Option(
+        help="From this many rows a case repeats a fixed number of times")]
+        = DEFAULT_LARGE_ROWS,
+    large_repeats: Annotated[int, typer.Option(
+        help="Repetitions of a large case (at least 3)")] = DEFAULT_LARGE_REPEATS,
+    limit: Annotated[bool, typer.Option(
+        help="Also run the limit rows (server-side statement, psql \\copy, LOAD DATA)")]
+        = True,
+    analyze: Annotated[bool, typer.Option(
+        help="ANALYZE the pre-filled table (untimed) before update/delete")] = True,
+    warmup: Annotated[int, typer.Option(help="Uncounted warm-up runs per case")] = 1,
+    min_iterations: Annotated[int, typer.Option(
+        help="Runs before the stop rule may stop a small case")] = 5,
+    max_iterations: Annotated[int, typer.Option(
+        help="Cap for a small case; reaching it unstable is flagged")] = 30,
+    max_time: Annotated[float, typer.Option(help="Seconds per small case before stopping")]
+        = 60.0,
+    ci: Annotated[float, typer.Option(help="Stop when the 95% CI is within ±CI % of the "
+                                           "mean")] = 3.0,
+    stop_rule: Annotated[str, typer.Option(help="ci (default) or study")] = "ci",
+    pause: Annotated[float, typer.Option(help="Seconds of pause between runs")] = 0.0,
+    prefix: Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
+        = DEFAULT_PREFIX,
+    keep: Annotated[bool, typer.Option(help="Keep the table after each case")] = False,
+    output: Output = None,
+    html: Html = None,
+) -> None:
+    """batch: N rows inserted, updated or deleted in one batch per API, COMMIT included;
+    ranked per operation, next to the native limit, with a scaling verdict."""
+    config = EngineConfig(revs=1, warmup=warmup, min_iterations=min_iterations,
+                          max_iterations=max_iterations, max_time_s=max_time,
+                          target_ci_pct=ci, stop_rule=stop_rule, pause_s=pause,
+                          latency="off")
+    check_prefix(prefix)
+    options = BatchOptions(page_size=page_size, large_rows=large_rows,
+                           large_repeats=large_repeats, analyze=analyze, prefix=prefix,
+                           keep=keep)
+    ops = split_list(op, "--op")
+    apis = split_list(api, "--api")
+    row_counts = split_ints(rows, "--rows")
+    with run_targets(target) as targets:
+        stacks = split_list(stack, "--stack") or default_stacks(targets)
+        cases = build_cases(targets, stacks, apis, ops, row_counts, options, limits=limit)
+        results = execute(RunRequest(get_workload("batch"), cases, config,
+                                     output or default_output("batch"), redacted_argv()),
+                          console)
+    finish(results, html)
+

@@ -1,0 +1,337 @@
+"""The batch workload's report: per operation, seconds and rows/s per (api, rows),
+the ranking, the limit rows, and a scaling verdict per (api, op).
+
+Everything is computed from the results file's records, so `dbstand report FILE`
+shows exactly what the run showed. Units and directions are named in every table
+(methodology: "Honesty rules").
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from dbstand.results.store import ResultsFile
+from dbstand.workloads.batch.scaling import SUPERLINEAR_EXPONENT, ScalingFit, scaling
+
+OP_ORDER = ("insert", "update", "delete")
+LIMIT_PREFIX = "limit:"
+CAPTION = ("seconds: mean time of one batch of N rows, COMMIT included (↓ lower is better); "
+           "±: 95% CI of the mean (stop rule); [min–max]: spread of a fixed repetition; "
+           f"rows/s ↑ higher is better; b: exponent of seconds ~ rows^b, SUPERLINEAR above "
+           f"{SUPERLINEAR_EXPONENT} over 3+ sizes (superlinear?: not beyond the runs' "
+           "spread); vs limit: times the best limit row at that size.")
+
+
+@dataclass
+class Line:
+    """One (target, stack, api, op): its cells by row count, fit and rank."""
+
+    target: str
+    stack: str
+    api: str
+    op: str
+    limit: bool
+    form: str = ""
+    cells: dict[int, dict[str, Any]] = field(default_factory=dict)
+    fit: ScalingFit | None = None
+    rank: int | None = None
+    vs_best: float | None = None
+    vs_limit: float | None = None
+
+    @property
+    def name(self) -> str:
+        return f"limit {self.api[len(LIMIT_PREFIX):]}" if self.limit else \
+            f"{self.stack} {self.api}"
+
+    def ok(self, rows: int) -> dict[str, Any] | None:
+        cell = self.cells.get(rows)
+        return cell if cell is not None and cell.get("status") == "ok" else None
+
+
+@dataclass
+class Section:
+    """One operation on one target: its lines ranked at the largest row count."""
+
+    target: str
+    op: str
+    sizes: list[int]
+    lines: list[Line]
+
+    @property
+    def ranked_at(self) -> int:
+        return self.sizes[-1]
+
+    @property
+    def apis(self) -> list[Line]:
+        return [line for line in self.lines if not line.limit]
+
+    @property
+    def limits(self) -> list[Line]:
+        return [line for line in self.lines if line.limit]
+
+
+def is_batch(results: ResultsFile) -> bool:
+    return (results.header or {}).get("workload") == "batch" or (
+        bool(results.cases) and all(c.get("workload") == "batch" for c in results.cases))
+
+
+def sections(records: list[dict[str, Any]]) -> list[Section]:
+    """Group records into per-(target, op) sections with fits, ranks and limits."""
+    lines: dict[tuple[str, str, str, str], Line] = {}
+    for r in records:
+        params = r.get("params") or {}
+        api = str(r.get("api") or params.get("api", "?"))
+        rows = int(r.get("rows") or params.get("rows", 0))
+        limit = bool(r.get("limit", params.get("limit", api.startswith(LIMIT_PREFIX))))
+        key = (str(r.get("target")), "" if limit else str(r.get("stack")), api, str(r.get("op")))
+        line = lines.setdefault(key, Line(key[0], str(r.get("stack")), api, key[3], limit))
+        line.form = line.form or str(r.get("api_form") or "")
+        line.cells[rows] = r
+    out: list[Section] = []
+    for target, op in dict.fromkeys((k[0], k[3]) for k in lines):
+        members = [line for k, line in lines.items() if k[0] == target and k[3] == op]
+        sizes = sorted({n for line in members for n in line.cells})
+        for line in members:
+            points = [(n, c["seconds"], c.get("seconds_min") or c["seconds"],
+                       c.get("seconds_max") or c["seconds"])
+                      for n in sizes if (c := line.ok(n)) and c.get("seconds")]
+            line.fit = scaling(points)
+        section = Section(target, op, sizes, members)
+        _rank(section)
+        out.append(section)
+    out.sort(key=lambda s: (s.target, OP_ORDER.index(s.op) if s.op in OP_ORDER else 9))
+    return out
+
+
+def _rank(section: Section) -> None:
+    n = section.ranked_at
+    timed = sorted((c["seconds"], i) for i, line in enumerate(section.apis)
+                   if (c := line.ok(n)) is not None)
+    best = timed[0][0] if timed else None
+    limit_times = [c["seconds"] for line in section.limits if (c := line.ok(n))]
+    limit = min(limit_times) if limit_times else None
+    apis = section.apis
+    for rank, (seconds, i) in enumerate(timed, start=1):
+        apis[i].rank = rank
+        apis[i].vs_best = seconds / best if best else None
+        apis[i].vs_limit = seconds / limit if limit else None
+    for line in section.limits:
+        c = line.ok(n)
+        line.vs_limit = c["seconds"] / limit if c and limit else None
+    unranked = [line for line in apis if line.rank is None]
+    ordered = sorted((line for line in apis if line.rank is not None),
+                     key=lambda line: line.rank or 0)
+    section.lines = ordered + unranked + sorted(section.limits, key=lambda line: line.api)
+
+
+# --- formatting ---------------------------------------------------------------------
+def fmt_seconds(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:,.0f}" if x >= 1000 else f"{x:.3g}"
+
+
+def fmt_rate(x: float | None) -> str:
+    return "-" if x is None else f"{x:,.0f}"
+
+
+def fmt_ratio(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}x"
+
+
+def cell_text(cell: dict[str, Any] | None) -> str:
+    """Seconds with its spread: ±CI% under the stop rule, [min–max] when fixed."""
+    if cell is None:
+        return "-"
+    if cell.get("status") != "ok":
+        return "FAILED"
+    text = fmt_seconds(cell.get("seconds"))
+    if str(cell.get("repetition", "")).startswith("fixed"):
+        text += f" [{fmt_seconds(cell.get('seconds_min'))}–{fmt_seconds(cell.get('seconds_max'))}]"
+    elif cell.get("ci95_pct") is not None:
+        text += f" ±{cell['ci95_pct']:.1f}%"
+    if cell.get("unstable"):
+        text += " !"
+    return text
+
+
+def fit_text(fit: ScalingFit | None) -> tuple[str, str]:
+    if fit is None:
+        return "-", "- (1 size)"
+    label = fit.label()
+    return f"{fit.exponent:.2f}", label.upper() if fit.flagged else label
+
+
+def _rows_per_s(line: Line, n: int) -> float | None:
+    c = line.ok(n)
+    return c.get("rows_per_s") if c else None
+
+
+# --- terminal ---------------------------------------------------------------------
+def render_terminal(results: ResultsFile, console: Console) -> None:
+    header = results.header or {}
+    for section in sections(results.cases):
+        table = Table(title=f"batch {section.op} on {section.target}: seconds per batch (↓), "
+                            f"run {header.get('run_id', '?')}",
+                      header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
+        for title, right in columns(section):
+            table.add_column(title, justify="right" if right else "left", no_wrap=True)
+        for line in section.lines:
+            style = "cyan" if line.limit else (
+                "red" if line.fit and line.fit.flagged else None)
+            if any(c.get("status") != "ok" for c in line.cells.values()):
+                style = "red"
+            table.add_row(*map(escape, row(section, line)), style=style)
+        console.print(table)
+        console.print(escape(ranking_sentence(section)), highlight=False)
+    for line in footnotes(results):
+        console.print(escape(line), highlight=False)
+    console.print(escape(CAPTION), style="dim", highlight=False)
+    if not results.complete:
+        console.print(f"[yellow]note:[/] this run is {results.status}")
+
+
+def columns(section: Section) -> list[tuple[str, bool]]:
+    cols = [("#", True), ("stack", False), ("api", False)]
+    cols += [(f"{n:,} rows s", True) for n in section.sizes]
+    cols += [(f"rows/s @{section.ranked_at:,} ↑", True), ("vs best", True),
+             ("vs limit", True), ("b", True), ("scaling", False)]
+    return cols
+
+
+def row(section: Section, line: Line) -> list[str]:
+    exponent, verdict = fit_text(line.fit)
+    stack, api = ("limit", line.api[len(LIMIT_PREFIX):]) if line.limit else (line.stack, line.api)
+    return [str(line.rank or "") if not line.limit else "", stack, api,
+            *(cell_text(line.cells.get(n)) for n in section.sizes),
+            fmt_rate(_rows_per_s(line, section.ranked_at)),
+            fmt_ratio(line.vs_best), fmt_ratio(line.vs_limit), exponent, verdict]
+
+
+def ranking_sentence(section: Section) -> str:
+    n = section.ranked_at
+    ranked = [line for line in section.apis if line.rank is not None]
+    if not ranked:
+        return f"{section.op}: nothing ranked at {n:,} rows"
+    order = ", ".join(line.name for line in ranked)
+    text = f"{section.op} ranking at {n:,} rows, fastest first: {order}."
+    best = ranked[0]
+    if best.vs_limit is not None:
+        text += f" The best is {best.vs_limit:.2f}x the limit."
+    return text
+
+
+def footnotes(results: ResultsFile) -> list[str]:
+    """Failures, superlinear warnings, and what each api does."""
+    out: list[str] = []
+    forms: dict[str, str] = {}
+    for section in sections(results.cases):
+        for line in section.lines:
+            for n, c in sorted(line.cells.items()):
+                if c.get("status") != "ok":
+                    out.append(f"FAILED {line.name} {line.op} {n:,} rows: {c.get('error')}")
+            if line.fit and line.fit.flagged:
+                out.append(f"SUPERLINEAR {line.name} {line.op}: seconds grow as rows^"
+                           f"{line.fit.exponent:.2f} over {line.fit.sizes} sizes: each row "
+                           "costs more as N grows (a scan per statement or page?)")
+            if line.form:
+                forms.setdefault(line.name, line.form)
+    out += [f"{name}: {form}" for name, form in forms.items()]
+    unstable = sum(1 for c in results.cases if c.get("unstable"))
+    if unstable:
+        out.append(f"! {unstable} case(s) UNSTABLE: the 95% CI stayed wider than the target")
+    return out
+
+
+# --- markdown, csv, json --------------------------------------------------------
+def render_markdown(results: ResultsFile) -> str:
+    header = results.header or {}
+    out = [f"## dbstand batch run {header.get('run_id', '?')} ({results.status})", ""]
+    for section in sections(results.cases):
+        out += [f"### {section.op} on {section.target}: seconds per batch, COMMIT included "
+                "(lower is better)", ""]
+        cols = columns(section)
+        out.append("| " + " | ".join(t for t, _ in cols) + " |")
+        out.append("|" + "|".join("---:" if right else "---" for _, right in cols) + "|")
+        for line in section.lines:
+            out.append("| " + " | ".join(v.replace("|", "\\|") for v in row(section, line))
+                       + " |")
+        out += ["", f"rows/s (higher is better) for {section.op}:", ""]
+        out.append("| api | " + " | ".join(f"{n:,} rows" for n in section.sizes) + " |")
+        out.append("|---|" + "---:|" * len(section.sizes))
+        for line in section.lines:
+            out.append(f"| {line.name} | " + " | ".join(fmt_rate(_rows_per_s(line, n))
+                                                       for n in section.sizes) + " |")
+        out += ["", ranking_sentence(section), ""]
+    out += [f"- {line}" for line in footnotes(results)]
+    out += ["", CAPTION]
+    return "\n".join(out) + "\n"
+
+
+LONG_COLUMNS = ("target", "stack", "api", "op", "rows", "limit", "status", "seconds",
+                "seconds_min", "seconds_max", "ci95_pct", "iterations", "repetition",
+                "rows_per_s", "rank", "vs_best", "vs_limit", "exponent", "scaling",
+                "unstable", "error", "api_form")
+
+
+def long_rows(results: ResultsFile) -> Iterator[dict[str, Any]]:
+    """One row per (target, stack, api, op, rows): the CSV and JSON shape."""
+    for section in sections(results.cases):
+        for line in section.lines:
+            at_rank = section.ranked_at
+            for n in section.sizes:
+                c = line.cells.get(n)
+                if c is None:
+                    continue
+                yield {
+                    "target": line.target, "stack": "limit" if line.limit else line.stack,
+                    "api": line.api, "op": line.op, "rows": n, "limit": line.limit,
+                    "status": c.get("status"), "seconds": c.get("seconds"),
+                    "seconds_min": c.get("seconds_min"), "seconds_max": c.get("seconds_max"),
+                    "ci95_pct": c.get("ci95_pct"), "iterations": c.get("iterations"),
+                    "repetition": c.get("repetition"), "rows_per_s": c.get("rows_per_s"),
+                    "rank": line.rank if n == at_rank else None,
+                    "vs_best": line.vs_best if n == at_rank else None,
+                    "vs_limit": line.vs_limit if n == at_rank else None,
+                    "exponent": line.fit.exponent if line.fit else None,
+                    "scaling": line.fit.label() if line.fit else None,
+                    "unstable": bool(c.get("unstable")), "error": c.get("error"),
+                    "api_form": line.form,
+                }
+
+
+def render_csv(results: ResultsFile) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=LONG_COLUMNS, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(long_rows(results))
+    return buf.getvalue()
+
+
+def render_json(results: ResultsFile) -> str:
+    payload: dict[str, Any] = {
+        "run": results.header, "status": results.status, "complete": results.complete,
+        "rows": list(long_rows(results)),
+        "scaling": [{"target": s.target, "op": s.op, "name": line.name,
+                     "exponent": line.fit.exponent, "sizes": line.fit.sizes,
+                     "r2": line.fit.r2, "verdict": line.fit.verdict,
+                     "exponent_low": line.fit.exponent_low,
+                     "confident": line.fit.confident}
+                    for s in sections(results.cases) for line in s.lines if line.fit],
+        "ranking": {f"{s.op} {s.target}": {"rows": s.ranked_at,
+                                           "fastest_first": [line.name for line in s.apis
+                                                             if line.rank is not None]}
+                    for s in sections(results.cases)},
+        "superlinear_exponent": SUPERLINEAR_EXPONENT,
+    }
+    return json.dumps(payload, indent=2, default=str) + "\n"

@@ -1,0 +1,172 @@
+"""The batch workload's SQL, per database kind (specs/batch.md, "Data").
+
+Statements use `?` placeholders (converted per driver by sql/paramstyle.py). Row
+statements take their parameters in the order of `BatchData.row_params`:
+insert `(key, value)`, update `(value, key)` (the study's order), delete `(key,)`;
+the multi-row forms take the same tuples flattened, page by page.
+
+The server-side statements (pre-fill and the limit rows) make the same rows on the
+server itself, keys `str(i)` for i in 0..N-1, so no client data crosses the wire.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+COLUMNS = "(f_key, f_value)"
+
+
+@dataclass(frozen=True)
+class BatchSql:
+    """How one database kind spells the batch table and its statements."""
+
+    kind: str
+    create: str             # {t}: the table
+    update_values: str      # {t}, {rows}: one page of (value, key) groups
+    fill: str               # {t}, {last}, {numbers}: rows 0..last, value i, server-side
+    limit_update: str       # {t}, {last}: value i+1 for every key, by key, server-side
+    limit_delete: str       # {t}, {last}: every key, by key, server-side
+    analyze: str            # {t}
+    limit_insert: str = ""  # {t}, {last}: the insert limit row (default: `fill`)
+    analyze_returns_rows: bool = False
+    #: how the multi-row update is spelled, for the record
+    update_values_form: str = ""
+
+    # --- one statement per row ---------------------------------------------------
+    def insert_row(self, table: str) -> str:
+        return f"INSERT INTO {table} {COLUMNS} VALUES (?, ?)"
+
+    def update_row(self, table: str) -> str:
+        return f"UPDATE {table} SET f_value = ? WHERE f_key = ?"
+
+    def delete_row(self, table: str) -> str:
+        return f"DELETE FROM {table} WHERE f_key = ?"
+
+    def row_statement(self, op: str, table: str) -> str:
+        return {"insert": self.insert_row, "update": self.update_row,
+                "delete": self.delete_row}[op](table)
+
+    # --- one statement per page of rows -------------------------------------------
+    def values_statement(self, op: str, table: str, rows: int) -> str:
+        """A multi-row statement for `rows` rows (cached: pages repeat)."""
+        return _values_statement(self, op, table, rows)
+
+    def server_side(self, op: str, table: str, rows: int) -> str:
+        """The limit row's single statement doing `op` on all `rows` keys."""
+        template = {"insert": self.limit_insert, "update": self.limit_update,
+                    "delete": self.limit_delete}[op]
+        return template.format(t=table, last=rows - 1)
+
+    def fill_statement(self, table: str, rows: int) -> str:
+        """The untimed pre-fill of update and delete cases."""
+        return self.fill.format(t=table, last=rows - 1, numbers=digits_table(rows - 1))
+
+
+    def __post_init__(self) -> None:
+        if not self.limit_insert:
+            object.__setattr__(self, "limit_insert", self.fill)
+
+
+def digits_table(last: int) -> str:
+    """A derived table `g(n)` of 0..last from cross-joined digits: plain SQL that any
+    MySQL or MariaDB runs (no SEQUENCE engine, no recursion limit)."""
+    digits = "(" + " UNION ALL ".join(f"SELECT {d} AS d" for d in range(10)) + ")"
+    width = len(str(max(last, 0)))
+    number = " + ".join(f"{10 ** i} * d{i}.d" for i in range(width))
+    joined = " CROSS JOIN ".join(f"{digits} AS d{i}" for i in range(width))
+    return f"(SELECT {number} AS n FROM {joined}) AS g WHERE g.n <= {last}"
+
+
+@lru_cache(maxsize=64)
+def _values_statement(sql: BatchSql, op: str, table: str, rows: int) -> str:
+    if op == "insert":
+        return f"INSERT INTO {table} {COLUMNS} VALUES " + ", ".join(["(?, ?)"] * rows)
+    if op == "update":
+        return sql.update_values.format(t=table, rows=", ".join(["(?, ?)"] * rows))
+    if op == "delete":
+        return f"DELETE FROM {table} WHERE f_key IN (" + ", ".join(["?"] * rows) + ")"
+    raise ValueError(f"unknown batch operation {op!r}")
+
+
+POSTGRESQL = BatchSql(
+    kind="postgresql",
+    create="CREATE TABLE {t} (f_key text PRIMARY KEY, f_value numeric)",
+    update_values=("UPDATE {t} AS t SET f_value = d.v FROM (VALUES {rows}) AS d (v, k) "
+                   "WHERE t.f_key = d.k"),
+    fill=("INSERT INTO {t} (f_key, f_value) "
+          "SELECT g::text, g FROM generate_series(0, {last}) AS g"),
+    limit_update=("UPDATE {t} AS t SET f_value = g + 1 FROM generate_series(0, {last}) AS g "
+                  "WHERE t.f_key = g::text"),
+    limit_delete=("DELETE FROM {t} AS t USING generate_series(0, {last}) AS g "
+                  "WHERE t.f_key = g::text"),
+    analyze="ANALYZE {t}",
+    update_values_form="UPDATE ... FROM (VALUES ...) AS d WHERE t.f_key = d.k",
+)
+
+MYSQL = BatchSql(
+    kind="mysql",
+    # a primary key needs a bounded type in MySQL/MariaDB: VARCHAR, not TEXT
+    create=("CREATE TABLE {t} (f_key VARCHAR(32) NOT NULL PRIMARY KEY, "
+            "f_value DECIMAL(30, 0)) ENGINE=InnoDB"),
+    # MySQL's usual multi-row update by key: every key exists, so each row updates
+    update_values=("INSERT INTO {t} (f_value, f_key) VALUES {rows} "
+                   "ON DUPLICATE KEY UPDATE f_value = VALUES(f_value)"),
+    # the pre-fill in plain SQL, so that update/delete work on MySQL too
+    fill="INSERT INTO {t} (f_key, f_value) SELECT CAST(g.n AS CHAR), g.n FROM {numbers}",
+    # the limit rows: MariaDB's SEQUENCE engine, seq_0_to_N a virtual table of 0..N
+    limit_insert=("INSERT INTO {t} (f_key, f_value) "
+                  "SELECT CAST(seq AS CHAR), seq FROM seq_0_to_{last}"),
+    limit_update=("UPDATE {t} AS t JOIN seq_0_to_{last} AS s ON t.f_key = CAST(s.seq AS CHAR) "
+                  "SET t.f_value = s.seq + 1"),
+    limit_delete=("DELETE t FROM {t} AS t JOIN seq_0_to_{last} AS s "
+                  "ON t.f_key = CAST(s.seq AS CHAR)"),
+    analyze="ANALYZE TABLE {t}",
+    analyze_returns_rows=True,
+    update_values_form="INSERT ... VALUES ... ON DUPLICATE KEY UPDATE",
+)
+
+_SQLITE_SEQ = "WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < {last}) "
+
+SQLITE = BatchSql(
+    kind="sqlite",
+    create="CREATE TABLE {t} (f_key TEXT PRIMARY KEY, f_value NUMERIC)",
+    # VALUES columns are named column1, column2 in SQLite; UPDATE FROM needs 3.33+
+    update_values=("UPDATE {t} SET f_value = d.column1 FROM (VALUES {rows}) AS d "
+                   "WHERE {t}.f_key = d.column2"),
+    fill=_SQLITE_SEQ + "INSERT INTO {t} (f_key, f_value) SELECT CAST(i AS TEXT), i FROM s",
+    limit_update=_SQLITE_SEQ + ("UPDATE {t} SET f_value = s.i + 1 FROM s "
+                                "WHERE {t}.f_key = CAST(s.i AS TEXT)"),
+    limit_delete=_SQLITE_SEQ + "DELETE FROM {t} WHERE f_key IN (SELECT CAST(i AS TEXT) FROM s)",
+    analyze="ANALYZE {t}",
+    update_values_form="UPDATE ... FROM (VALUES ...) AS d WHERE f_key = d.column2",
+)
+
+BATCH_SQL = {s.kind: s for s in (POSTGRESQL, MYSQL, SQLITE)}
+
+
+def batch_sql(kind: str) -> BatchSql:
+    return BATCH_SQL[kind]
+
+
+# --- PostgreSQL forms of the array and COPY APIs (psycopg, asyncpg) -----------------
+
+#: one statement for all rows, the rows passed as arrays
+PG_UNNEST = {
+    "insert": "INSERT INTO {t} (f_key, f_value) SELECT * FROM unnest(?::text[], ?::numeric[])",
+    "update": "UPDATE {t} AS t SET f_value = d.v FROM unnest(?::text[], ?::numeric[]) "
+              "AS d (k, v) WHERE t.f_key = d.k",
+    "delete": "DELETE FROM {t} WHERE f_key = ANY(?::text[])",
+}
+
+#: update/delete through COPY: the rows are copied into a temporary table (private to
+#: the session, dropped at COMMIT, so it can clash with no one's table), then joined
+PG_TMP_TABLE = "dbstand_batch_rows"
+PG_CREATE_TMP = (f"CREATE TEMPORARY TABLE {PG_TMP_TABLE} (f_value numeric, f_key text) "
+                 "ON COMMIT DROP")
+PG_COPY_JOIN = {
+    "update": f"UPDATE {{t}} AS t SET f_value = d.f_value FROM {PG_TMP_TABLE} AS d "
+              "WHERE t.f_key = d.f_key",
+    "delete": f"DELETE FROM {{t}} AS t USING {PG_TMP_TABLE} AS d WHERE t.f_key = d.f_key",
+}
+PG_COPY_COLUMNS = {"update": ["f_value", "f_key"], "delete": ["f_key"]}

@@ -1,0 +1,273 @@
+"""Workload `batch`: bulk INSERT / UPDATE / DELETE through each driver's batch APIs
+(specs/batch.md, seed 002).
+
+One case is one (stack, api, op, rows). It is a Benchmark of one operation per
+iteration (revs=1): `make_args` recreates the table (and pre-fills it for update
+and delete) untimed, the operation is the API's batch call(s) plus COMMIT, and
+`after_iteration` verifies the table. Cases below `large_rows` repeat under the
+stop rule; larger ones run a fixed `large_repeats` times and show their spread.
+Limit rows (`limit:*` apis) run the same way through the first stack of their
+target kind, which only prepares and verifies the table for them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from dbstand.engine import Benchmark, CaseMeasurement, EngineConfig, run_benchmark
+from dbstand.errors import UserError
+from dbstand.stacks.catalog import StackSpec, get_stack
+from dbstand.targets.url import TargetURL
+from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.batch.api import OPS, BatchApi, BatchClient, BatchData
+
+DEFAULT_ROWS = (10_000, 50_000, 100_000)
+DEFAULT_PAGE_SIZE = 100        # the study's page_size (psycopg2's default)
+MAX_PAGE_SIZE = 10_000         # 2 parameters a row: stays under every driver's limit
+DEFAULT_LARGE_ROWS = 50_000
+DEFAULT_LARGE_REPEATS = 3
+#: a fixed repetition has no stop rule, so no time budget either
+FIXED_TIME_BUDGET_S = 1e9
+WORKLOAD = "batch"
+
+
+class BatchCase(Case):
+    """A batch case: its label names the api and row count too."""
+
+    def label(self) -> str:
+        return (f"batch {self.stack} {self.params['api']} {self.op} "
+                f"{self.params['rows']:,} rows")
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """The batch parameters shared by every case of a run."""
+
+    page_size: int = DEFAULT_PAGE_SIZE
+    large_rows: int = DEFAULT_LARGE_ROWS
+    large_repeats: int = DEFAULT_LARGE_REPEATS
+    analyze: bool = True
+    prefix: str = "dbstand_"
+    keep: bool = False
+
+    def params(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def client_class(spec: StackSpec) -> type[BatchClient]:
+    """The stack's batch adapter, without importing its driver (see batch_base)."""
+    if WORKLOAD not in spec.adapters:
+        raise UserError(f"stack {spec.name!r} does not implement the batch workload "
+                        f"(it does: {', '.join(spec.adapters) or 'nothing yet'})")
+    import importlib
+
+    module, _, attr = spec.adapters[WORKLOAD].partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _check_stack(spec: StackSpec, target: TargetURL) -> type[BatchClient]:
+    cls = client_class(spec)
+    if target.kind not in spec.targets:
+        raise UserError(f"stack {spec.name!r} cannot talk to {target.kind} targets "
+                        f"(it supports: {', '.join(spec.targets)})")
+    return cls
+
+
+def _api_names(cls: type[BatchClient]) -> str:
+    return ", ".join(a.name for a in cls.apis) or "none"
+
+
+def _options_of(params: dict[str, Any]) -> BatchOptions:
+    names = {f.name for f in dataclasses.fields(BatchOptions)}
+    return BatchOptions(**{k: v for k, v in params.items() if k in names})
+
+
+def check_options(options: BatchOptions, rows: list[int]) -> None:
+    if not rows:
+        raise UserError("--rows: give at least one row count")
+    for n in rows:
+        if n < 1:
+            raise UserError(f"--rows must be at least 1 (got {n})")
+    if not 1 <= options.page_size <= MAX_PAGE_SIZE:
+        raise UserError(f"--page-size must be between 1 and {MAX_PAGE_SIZE:,}")
+    if options.large_repeats < 3:
+        raise UserError("--large-repeats must be at least 3 (large cases show their spread)")
+    if options.large_rows < 1:
+        raise UserError("--large-rows must be at least 1")
+
+
+def _chosen_apis(target: TargetURL, stacks: list[str], apis: list[str],
+                 ops: list[str]) -> dict[str, list[BatchApi]]:
+    """Each stack's APIs to run; a name no stack has, or a stack left with none, is an
+    error."""
+    chosen: dict[str, list[BatchApi]] = {}
+    for stack in stacks:
+        cls = _check_stack(get_stack(stack), target)
+        own = [a for a in cls.apis if not apis or a.name in apis]
+        if not own:
+            raise UserError(f"stack {stack!r} has no batch api "
+                            f"{', '.join(repr(a) for a in apis)} (it has: {_api_names(cls)})")
+        if not any(op in a.ops for a in own for op in ops):
+            raise UserError(f"stack {stack!r}: api {', '.join(a.name for a in own)} "
+                            f"does not do {', '.join(ops)}")
+        chosen[stack] = own
+    known = {a.name for own in chosen.values() for a in own}
+    for name in apis:
+        if name not in known:
+            have = "; ".join(f"{s}: {_api_names(client_class(get_stack(s)))}" for s in stacks)
+            raise UserError(f"no chosen stack has the batch api {name!r} ({have})")
+    return chosen
+
+
+def build_cases(targets: list[TargetURL], stacks: list[str], apis: list[str], ops: list[str],
+                rows: list[int], options: BatchOptions, limits: bool = True) -> list[Case]:
+    """The run's matrix, or one clear UserError for anything the user got wrong.
+
+    An api name applies to every chosen stack that has it. Pairs an api cannot do
+    (an insert-only ORM call asked to delete) are left out. Per (op, rows) the limit
+    rows come first, run through the first stack (it only prepares and verifies).
+    """
+    ops, rows, stacks = (list(dict.fromkeys(x)) for x in (ops, rows, stacks))
+    for op in ops:
+        if op not in OPS:
+            raise UserError(f"unknown batch operation {op!r} (known: {', '.join(OPS)})")
+    check_options(options, rows)
+    cases: list[Case] = []
+    for target in targets:
+        chosen = _chosen_apis(target, stacks, apis, ops)
+        first = stacks[0]
+        limit_rows = [a for a in client_class(get_stack(first)).api_catalogue(target.kind)
+                      if a.is_limit] if limits else []
+        for op in ops:
+            for n in rows:
+                params = {**options.params(), "rows": n}
+                runs = [(first, api, True) for api in limit_rows] + \
+                    [(stack, api, False) for stack, own in chosen.items() for api in own]
+                cases += [BatchCase(WORKLOAD, stack, target, "sync", op,
+                                    {**params, "api": api.name, "limit": limit})
+                          for stack, api, limit in runs if op in api.ops]
+    return cases
+
+
+def open_client(case: Case) -> BatchClient:
+    # for_target: a stack sitting on a driver (SQLAlchemy) gets the target's default one
+    cls = get_stack(case.stack).for_target(case.target.kind).load(WORKLOAD)
+    client: BatchClient = cls(case.target, case.params.get("prefix", "dbstand_"),
+                              case.stack, case.params.get("page_size", DEFAULT_PAGE_SIZE))
+    client.connect()
+    return client
+
+
+def case_config(config: EngineConfig, case: Case) -> tuple[EngineConfig, bool]:
+    """The engine settings of one case, and whether its repetition is fixed."""
+    base = dataclasses.replace(config, revs=1, latency="off")
+    if case.params["rows"] >= case.params.get("large_rows", DEFAULT_LARGE_ROWS):
+        repeats = case.params.get("large_repeats", DEFAULT_LARGE_REPEATS)
+        return dataclasses.replace(base, min_iterations=repeats, max_iterations=repeats,
+                                   max_time_s=FIXED_TIME_BUDGET_S), True
+    return base, False
+
+
+class BatchBenchmark:
+    """The engine's Benchmark for one case: prepare untimed, time the batch, verify."""
+
+    def __init__(self, client: BatchClient, case: Case):
+        self.client = client
+        self.api: str = case.params["api"]
+        self.op = case.op
+        self.analyze = bool(case.params.get("analyze", True))
+        self.data = BatchData.build(case.op, case.params["rows"])
+        self.input = client.prepare_input(self.api, self.data)
+
+    def make_args(self, i: int) -> list[Any]:
+        if i >= 0:  # i < 0: the engine's calibration, which never runs the operation
+            self.client.reset_table(self.op, self.data.rows, self.analyze)
+        return [self.input]
+
+    def after_iteration(self, i: int, args: Any) -> None:
+        self.client.verify(self.data)
+
+    def benchmark(self) -> Benchmark:
+        return Benchmark(f"{self.api} {self.op}", self.client.operation(self.api, self.op),
+                         self.make_args, self.after_iteration)
+
+
+def batch_metrics(m: CaseMeasurement, rows: int) -> dict[str, Any]:
+    """Seconds per batch and rows/s: what the batch report shows."""
+    s = m.summary
+    return {"seconds": s.mean, "seconds_min": s.min, "seconds_max": s.max,
+            "seconds_stdev": s.stdev, "rows_per_s": round(rows / s.mean, 1),
+            "rows_per_s_min": round(rows / s.max, 1), "rows_per_s_max": round(rows / s.min, 1)}
+
+
+class BatchWorkload(Workload):
+    name = WORKLOAD
+    description = ("bulk insert/update/delete of N rows through each driver's batch APIs, "
+                   "with the native limit and a scaling verdict")
+    operations = OPS
+
+    def preflight(self, cases: list[Case]) -> None:
+        seen: set[tuple[str, str]] = set()
+        for case in cases:
+            spec = get_stack(case.stack)
+            cls = _check_stack(spec, case.target)
+            if case.op not in OPS:
+                raise UserError(f"unknown batch operation {case.op!r} "
+                                f"(known: {', '.join(OPS)})")
+            api = cls.find_api(case.params.get("api", ""), case.target.kind)
+            if api is None:
+                raise UserError(f"stack {case.stack!r} has no batch api "
+                                f"{case.params.get('api')!r} (it has: "
+                                f"{_api_names(cls)})")
+            if case.op not in api.ops:
+                raise UserError(f"batch api {api.name!r} of {case.stack!r} does not do "
+                                f"{case.op} (it does: {', '.join(api.ops)})")
+            check_options(_options_of(case.params), [case.params["rows"]])
+            spec.require()
+            key = (case.stack, case.target.secret())
+            if key not in seen:
+                seen.add(key)
+                client = open_client(case)  # proves reachability and credentials
+                try:
+                    client.check_ownership()
+                finally:
+                    client.close()
+
+    def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
+        spec = get_stack(case.stack)
+        client = open_client(case)
+        keep = bool(case.params.get("keep"))
+        rows = case.params["rows"]
+        cfg, fixed = case_config(config, case)
+        try:
+            server = client.server_facts()
+            client.check_ownership()
+            bench = BatchBenchmark(client, case)
+            try:
+                measurement = run_benchmark(bench.benchmark(), cfg, progress)
+            except BaseException:
+                client.cleanup_after_failure(keep)
+                raise
+            if not keep:
+                client.drop_table()
+        finally:
+            client.close()
+        if fixed:  # no stop rule decided the count: the spread is shown instead
+            measurement.unstable = False
+            measurement.stop_reason = "fixed-repetitions"
+        api = client.find_api(case.params["api"], case.target.kind)
+        metrics: dict[str, Any] = {
+            "measurement": measurement,
+            "api": case.params["api"],
+            "rows": rows,
+            "limit": bool(case.params.get("limit")),
+            "api_form": api.description if api else "",
+            "repetition": f"fixed:{cfg.max_iterations}" if fixed else "stop-rule",
+            "verified": ("row count, deleted sample gone" if case.op == "delete" else
+                         f"row count, values of {len(bench.data.sample())} sampled keys"),
+            "case_engine": cfg.as_dict(),
+            **batch_metrics(measurement, rows),
+        }
+        return CaseOutcome(metrics=metrics, server=server, packages=spec.versions())

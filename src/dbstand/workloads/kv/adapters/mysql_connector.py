@@ -1,0 +1,49 @@
+"""mysql-connector-python, Oracle's driver: C extension when it loads, else pure Python.
+
+Two protocols: `text` (the default cursor: statements sent as text) and `prepared`
+(server-side prepared statements through the binary protocol, `cursor(prepared=True)`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mysql.connector
+
+from dbstand.targets.mysql.managed import connect_args
+from dbstand.workloads.kv.client import Op
+from dbstand.workloads.kv.dbapi import DbApiKvClient
+
+
+def implementation() -> str:
+    """Which implementation `connect()` picks here, and why it is not the C one."""
+    if getattr(mysql.connector, "HAVE_CEXT", False):
+        return "C extension"
+    try:
+        import _mysql_connector  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError as exc:
+        reason = str(exc).split(":")[-1].strip() or type(exc).__name__
+        return f"pure Python (C extension unavailable: {reason})"
+    return "pure Python"
+
+
+class MysqlConnectorKv(DbApiKvClient):
+    stack = "mysql-connector-python"
+    paramstyle = "format"
+    protocol: str | None = "text"
+
+    def _open(self) -> Any:
+        return mysql.connector.connect(**connect_args(self.target), autocommit=True,
+                                       connection_timeout=10, charset="utf8mb4")
+
+    def operation(self, op: str) -> Op:
+        if self.protocol != "prepared":
+            return super().operation(op)
+        # one prepared cursor per operation: prepared once, executed R times
+        return self.cursor_operation(self.conn.cursor(prepared=True), op)
+
+    def describe(self) -> str:
+        kind = "server-side prepared statements" if self.protocol == "prepared" else \
+            "text protocol"
+        return f"mysql-connector-python {mysql.connector.__version__} " \
+               f"({implementation()}, {kind})"

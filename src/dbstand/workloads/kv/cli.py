@@ -1,0 +1,148 @@
+"""`dbstand run kv`: the kv matrix (targets x stacks x protocols x modes x ops)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from dbstand.cli.common import console, redacted_argv, split_list
+from dbstand.cli.protocols import expand_protocols, with_probes
+from dbstand.cli.run_common import Html, Output, finish, run_targets
+from dbstand.engine.config import EngineConfig
+from dbstand.errors import UserError
+from dbstand.execution import RunRequest, default_output, execute
+from dbstand.modes.spec import ModeSpec, default_sweep, expand_modes, parse_mode
+from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
+from dbstand.stacks.catalog import get_stack
+from dbstand.targets.url import TargetURL
+from dbstand.workloads import Case, get_workload
+from dbstand.workloads.kv.keys import DISTRIBUTIONS
+from dbstand.workloads.kv.workload import DEFAULT_ROWS, OPS
+
+
+def kv_cases(targets: list[TargetURL], stacks: list[str], ops: list[str], modes: list[str],
+              rows: int, revs: int, distribution: str, prefix: str, keep: bool,
+              sweep: bool = False, loop: str = "asyncio") -> list[Case]:
+    """The matrix: targets x stacks x modes x ops. With `sweep`, each stack gets the
+    default concurrency sweep of its kind (asyncio levels for asyncio stacks, threads
+    for synchronous ones) after the modes asked for."""
+    if loop not in ("asyncio", "uvloop"):
+        raise UserError(f"--loop must be asyncio or uvloop, not {loop!r}")
+    asked = expand_modes(modes)
+    cases = []
+    skipped: list[str] = []
+    for target in targets:
+        for stack in stacks:
+            spec = get_stack(stack)  # unknown stack: one clear error before anything runs
+            stack_modes = _modes_for(spec.name, spec.is_async, asked, skipped)
+            if sweep:
+                extra = default_sweep("asyncio" if spec.is_async else "threads")
+                stack_modes += [m for m in extra if m not in stack_modes]
+            for mode in stack_modes:
+                for op in ops:
+                    cases.append(Case("kv", stack, target, mode.name, op, {
+                        "rows": rows, "revs": revs, "distribution": distribution,
+                        "prefix": prefix, "keep": keep, "loop": loop}))
+    for note in dict.fromkeys(skipped):
+        console.print(f"[yellow]note:[/] {note}")
+    return cases
+
+
+def _modes_for(stack: str, is_async: bool, asked: list[ModeSpec],
+               skipped: list[str]) -> list[ModeSpec]:
+    """The asked modes a stack can run: asyncio modes for asyncio stacks, the others for
+    synchronous ones, so one matrix can hold both kinds (as the kv study's did). An
+    asyncio stack asked only for `sync` runs `asyncio:1`, its one-at-a-time twin."""
+    fits = [m for m in asked if m.is_async == is_async]
+    for m in asked:
+        if m not in fits:
+            kind = "an asyncio" if is_async else "a synchronous"
+            skipped.append(f"{stack} × {m.name} skipped: {stack} is {kind} stack")
+    if fits:
+        return fits
+    if is_async and all(m.kind == "sync" for m in asked):
+        skipped.pop()
+        return [parse_mode("asyncio:1")]
+    names = ", ".join(m.name for m in asked)
+    fitting = "asyncio:N or processes:PxAsyncio:N" if is_async else \
+        "sync, threads:N or processes:P"
+    raise UserError(f"stack {stack!r} can run none of the modes {names} ({fitting} fit it)")
+
+
+def run_kv(
+    target: Annotated[str | None, typer.Option(
+        help="Target URL(s), comma-separated; default: in-memory SQLite")] = None,
+    stack: Annotated[str | None, typer.Option(
+        help="Stack(s), comma-separated (see `dbstand list stacks`)")] = None,
+    op: Annotated[str, typer.Option(help="Operations: " + ",".join(OPS))] = ",".join(OPS),
+    mode: Annotated[str, typer.Option(
+        help="Modes: sync, threads:N, asyncio:N, processes:P, processes:PxAsyncio:N "
+             "(+shared: coroutines share one connection); asyncio:1,5,10 is a sweep")]
+        = "sync",
+    sweep: Annotated[bool, typer.Option(
+        help="Also run each stack's default concurrency sweep and report the optimum")]
+        = False,
+    loop: Annotated[str, typer.Option(help="Event loop for asyncio modes: asyncio or "
+                                           "uvloop")] = "asyncio",
+    protocol: Annotated[str | None, typer.Option(
+        help="Protocols of stacks that offer several, e.g. binary,sql (tarantool), "
+             "simple,prepared (pgbench), text,prepared (mysql-connector-python); "
+             "default: all of each stack's")] = None,
+    probes: Annotated[bool, typer.Option(
+        help="Sample client/server CPU, server RSS and statements around the timed "
+             "windows")] = True,
+    revs: Annotated[int, typer.Option(help="Operations per iteration")] = 10_000,
+    rows: Annotated[int, typer.Option(help="Rows in the table")] = DEFAULT_ROWS,
+    warmup: Annotated[int, typer.Option(help="Uncounted warm-up iterations")] = 1,
+    min_iterations: Annotated[int, typer.Option(help="Iterations before stopping")] = 5,
+    max_iterations: Annotated[int, typer.Option(help="Cap; a case reaching it unstable "
+                                                     "is flagged")] = 30,
+    max_time: Annotated[float, typer.Option(help="Seconds per case before stopping")] = 60.0,
+    ci: Annotated[float, typer.Option(help="Stop when the 95% CI is within ±CI % of the "
+                                           "mean")] = 3.0,
+    stop_rule: Annotated[str, typer.Option(help="ci (default) or study (the kv study's "
+                                                "last-5-within-3% rule)")] = "ci",
+    pause: Annotated[float, typer.Option(help="Seconds of pause between iterations")] = 0.0,
+    latency: Annotated[str, typer.Option(help="Per-op latency: auto, all, off or every:K")]
+        = "auto",
+    distribution: Annotated[str, typer.Option(help="Keys: " + ", ".join(DISTRIBUTIONS))]
+        = "uniform",
+    prefix: Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
+        = DEFAULT_PREFIX,
+    keep: Annotated[bool, typer.Option(help="Keep the table after each case")] = False,
+    seed: Annotated[int, typer.Option(help="Random seed for keys")] = 42,
+    output: Output = None,
+    html: Html = None,
+) -> None:
+    """kv: single-key CRUD by random key, each operation its own benchmark."""
+    config = EngineConfig(revs=revs, warmup=warmup, min_iterations=min_iterations,
+                          max_iterations=max_iterations, max_time_s=max_time,
+                          target_ci_pct=ci, stop_rule=stop_rule, pause_s=pause,
+                          latency=latency, seed=seed)
+    check_prefix(prefix)
+    ops = split_list(op, "--op")
+    modes = split_list(mode, "--mode")
+    with run_targets(target) as targets:
+        stacks = split_list(stack, "--stack") or _default_stacks(targets)
+        cases = kv_cases(targets, stacks, ops, modes, rows, revs, distribution, prefix, keep,
+                          sweep, loop)
+        cases = with_probes(expand_protocols(cases, split_list(protocol, "--protocol")),
+                            probes)
+        results = execute(RunRequest(get_workload("kv"), cases, config,
+                                     output or default_output("kv"), redacted_argv()),
+                          console)
+    finish(results, html)
+
+
+def _default_stacks(targets: list[TargetURL]) -> list[str]:
+    defaults = {"sqlite": "sqlite3", "postgresql": "psycopg", "mysql": "pymysql",
+                "tarantool": "tarantool"}
+    stacks = []
+    for t in targets:
+        name = defaults.get(t.kind)
+        if name and name not in stacks:
+            stacks.append(name)
+    if not stacks:
+        raise UserError("no default stack for these targets: name one with --stack")
+    return stacks

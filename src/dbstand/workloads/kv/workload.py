@@ -1,0 +1,258 @@
+"""Workload `kv`: single-key CRUD through a connector (specs/kv.md).
+
+Each operation is its own benchmark on a fresh dbstand-owned table of `rows` rows.
+Arguments are built before each iteration and the table is put back after it, so
+every iteration does the same work; after each iteration the workload checks
+through the same connection that the operations really happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from dbstand.engine import Benchmark, EngineConfig, run_benchmark
+from dbstand.errors import CaseFailed, UserError
+from dbstand.modes.spec import parse_mode
+from dbstand.probes.case import CaseProbes
+from dbstand.stacks.catalog import StackSpec, get_stack
+from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.kv.adapters.external import ExternalKv
+from dbstand.workloads.kv.client import KvClient
+from dbstand.workloads.kv.executors import build_executor, check_mode, mode_record
+from dbstand.workloads.kv.keys import DISTRIBUTIONS, key_chooser
+
+OPS = ("select", "insert", "update", "upsert", "replace", "delete")
+DEFAULT_ROWS = 10_000
+VERIFY_SAMPLE = 25
+
+
+def _prefix(case: Case) -> str:
+    return str(case.params.get("prefix", "dbstand_"))
+
+
+def case_spec(case: Case) -> StackSpec:
+    """The case's stack on its protocol (`tarantool[sql]`) and, for stacks sitting on a
+    driver, on the driver for the target (`sqlalchemy-orm+pymysql`)."""
+    spec = get_stack(case.stack)
+    protocol = case.params.get("protocol")
+    if protocol and spec.protocol is None:
+        spec = spec.variant(protocol=protocol)
+    return spec.for_target(case.target.kind)
+
+
+def open_admin_client(case: Case) -> KvClient:
+    """The case's synchronous connection: the stack itself, or for an asyncio stack
+    the sync stack it names for untimed data management."""
+    spec = case_spec(case)
+    client_cls = spec.load("kv")
+    if spec.is_async:
+        client_cls = get_stack(client_cls.admin_stack).load("kv")
+    client: KvClient = client_cls(case.target, _prefix(case))
+    client.connect()
+    return client
+
+
+def _async_forms(spec: StackSpec, case: Case) -> tuple[dict[str, str], str]:
+    """Statement forms and description as the asyncio client itself states them
+    (they can depend on the server: one short connection, outside any timing)."""
+    cls = spec.load("kv")
+
+    async def ask() -> tuple[dict[str, str], str]:
+        client = cls(case.target, _prefix(case))
+        await client.connect()
+        try:
+            return client.forms(), client.describe()
+        finally:
+            await client.close()
+
+    return asyncio.run(ask())
+
+
+class KvBenchmark:
+    """Builds the engine's Benchmark for one op, with per-iteration verify/restore."""
+
+    def __init__(self, client: KvClient, op: str, rows: int, revs: int,
+                 distribution: str, seed: int):
+        self.client = client
+        self.op = op
+        self.rows = rows
+        self.revs = revs
+        self.rng = random.Random(seed)
+        self.keys = key_chooser(distribution, rows, self.rng)
+
+    def make_args(self, i: int) -> Sequence[Any]:
+        n, op = self.revs, self.op
+        if op == "select":
+            return [(k,) for k in self.keys(n)]
+        if op == "insert":
+            return [(f"tuple_{self.rows + j + 1}",) for j in range(n)]
+        # a new name on every write, even to a key drawn twice: no stack may skip a
+        # write as a no-op (an ORM's dirty check, MySQL's "0 rows changed")
+        if op == "update":
+            return [(f"u{i}_{j}_{k}", k) for j, k in enumerate(self.keys(n))]
+        if op in ("upsert", "replace"):
+            return [(k, f"v{i}_{j}_{k}") for j, k in enumerate(self.keys(n))]
+        if op == "delete":
+            return [(k,) for k in self.rng.sample(range(1, self.rows + 1), n)]
+        raise CaseFailed(f"unknown kv operation {op!r}")
+
+    def after_iteration(self, i: int, args: Sequence[Any]) -> None:
+        c, op = self.client, self.op
+        if op == "select":
+            self._check_selects(args[:VERIFY_SAMPLE])
+        elif op == "insert":
+            self._expect(c.count(), self.rows + self.revs, "rows after inserts")
+            c.delete_above(self.rows)
+        elif op == "update":
+            self._check_names([(k, name) for name, k in args])
+        elif op in ("upsert", "replace"):
+            self._check_names([(k, name) for k, name in args])
+            self._expect(c.count(), self.rows, "rows after upserts (all hits)")
+        elif op == "delete":
+            self._expect(c.count(), self.rows - self.revs, "rows after deletes")
+            c.fill(sorted((k, f"tuple_{k}") for (k,) in args))
+        if op != "insert":
+            self._expect(c.count(), self.rows, "rows after restoring")
+
+    def _check_selects(self, args: Sequence[Any]) -> None:
+        select = self.client.operation("select")
+        for params in args:
+            row = select(params)
+            if row is None or int(row[0]) != params[0]:
+                raise CaseFailed(f"select of id {params[0]} returned {row!r}")
+
+    def _check_names(self, written: list[tuple[int, str]]) -> None:
+        """The keys of the first writes hold a name this iteration wrote to them (with
+        concurrent workers, which of a key's writes lands last is not defined)."""
+        names: dict[int, set[str]] = {}
+        for key, name in written:
+            names.setdefault(key, set()).add(name)
+        keys = list(dict.fromkeys(k for k, _ in written[:VERIFY_SAMPLE]))
+        got = self.client.fetch_names(keys)
+        wrong = {k: got.get(k) for k in keys if got.get(k) not in names[k]}
+        if wrong:
+            key, have = next(iter(wrong.items()))
+            want = sorted(names[key])[0]
+            raise CaseFailed(f"{self.op} did not take effect: id {key} has {have!r}, "
+                             f"expected {want!r} ({len(wrong)} of {len(keys)} checked rows)")
+
+    def _expect(self, got: int, want: int, what: str) -> None:
+        if got != want:
+            raise CaseFailed(f"{self.op}: {what}: {got}, expected {want}")
+
+    def benchmark(self) -> Benchmark:
+        return Benchmark(self.op, self.client.operation(self.op), self.make_args,
+                         self.after_iteration)
+
+
+class KvWorkload(Workload):
+    name = "kv"
+    description = "single-key CRUD by random key: select, insert, update, upsert, replace, delete"
+    operations = OPS
+
+    def preflight(self, cases: list[Case]) -> None:
+        seen: set[tuple[str, str]] = set()
+        for case in cases:
+            spec = case_spec(case)
+            if "kv" not in spec.adapters:
+                raise UserError(f"stack {case.stack!r} does not implement kv yet "
+                                f"(it does: {', '.join(spec.adapters) or 'nothing yet'})")
+            if case.target.kind not in spec.targets:
+                raise UserError(f"stack {case.stack!r} cannot talk to {case.target.kind} "
+                                f"targets (it supports: {', '.join(spec.targets)})")
+            if case.op not in OPS:
+                raise UserError(f"unknown kv operation {case.op!r} (known: {', '.join(OPS)})")
+            mode = parse_mode(case.mode)
+            if case.params["distribution"] not in DISTRIBUTIONS:
+                raise UserError(f"unknown key distribution {case.params['distribution']!r} "
+                                f"(known: {', '.join(DISTRIBUTIONS)})")
+            rows = case.params["rows"]
+            if rows < 1:
+                raise UserError("--rows must be at least 1")
+            if case.op == "delete" and case.params["revs"] > rows:
+                raise UserError(f"delete removes each key at most once per iteration: --revs "
+                                f"({case.params['revs']}) cannot exceed --rows ({rows})")
+            spec.require()
+            check_case = getattr(spec.load("kv"), "check_case", None)
+            if check_case is not None:  # what only this stack refuses (pgbench: its ops)
+                check_case(case.op, case.mode, case.params)
+            check_mode(spec, mode, case.params["revs"])
+            key = (case.stack, case.target.secret())
+            if key not in seen:
+                seen.add(key)
+                client = open_admin_client(case)  # proves reachability and credentials
+                try:
+                    client.check_ownership()
+                finally:
+                    client.close()
+                if spec.is_async:
+                    executor = build_executor(spec, case.target, _prefix(case), "select",
+                                              parse_mode("asyncio:1"), None,
+                                              case.params.get("loop", "asyncio"))
+                    executor.close()  # the asyncio driver itself can connect
+
+    def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
+        spec = case_spec(case)
+        mode = parse_mode(case.mode)
+        client = open_admin_client(case)
+        rows = case.params["rows"]
+        packages = spec.versions()
+        try:
+            server = client.server_facts()
+            if spec.is_async:
+                admin_spec = get_stack(spec.load("kv").admin_stack)
+                packages.update(admin_spec.versions())
+                server["admin_stack"] = admin_spec.name
+            client.create_table()
+            client.fill((k, f"tuple_{k}") for k in range(1, rows + 1))
+            kv = KvBenchmark(client, case.op, rows, config.revs,
+                             case.params["distribution"], config.seed)
+            bench = kv.benchmark()
+            if isinstance(client, ExternalKv):  # pgbench: another program does the work
+                executor = client.executor(case.op, rows)
+                bench.after_iteration = client.after_iteration
+            else:
+                executor = build_executor(spec, case.target, _prefix(case), case.op, mode,
+                                          client, case.params.get("loop", "asyncio"),
+                                          config.gc_off)
+            probes: CaseProbes | None = None
+            try:
+                probes = _probes(case, client)
+                measurement = run_benchmark(bench, config, progress, executor, probes,
+                                            probes.warmup if probes else None)
+                probed = probes.result(config.revs, config.warmup) if probes else None
+            finally:
+                executor.close()
+                if probes is not None:
+                    probes.close()
+            if not case.params.get("keep"):
+                client.drop_table()
+        finally:
+            client.close()
+        forms, described = (_async_forms(spec, case) if spec.is_async
+                            else (client.forms(), None))
+        metrics: dict[str, Any] = {"measurement": measurement,
+                                   "op_form": forms.get(case.op, ""),
+                                   "mode_detail": mode_record(mode, executor)}
+        if described:
+            metrics["client"] = described
+        if not spec.is_async:
+            metrics["client"] = client.describe()
+            metrics.update(client.details())
+        if probed is not None:
+            metrics["probes"] = probed
+        if case.op in ("upsert", "replace"):
+            metrics["key_paths"] = "all hits (keys drawn from existing rows)"
+        return CaseOutcome(metrics=metrics, server=server, packages=packages)
+
+
+def _probes(case: Case, client: KvClient) -> CaseProbes | None:
+    """The case's probes (`--no-probes` turns them off)."""
+    if not case.params.get("probes", True):
+        return None
+    scope = getattr(client, "client_cpu_scope", "process")
+    conn = getattr(client, "conn", None) if case.mode == "sync" else None
+    return CaseProbes(case.target, _prefix(case), client_scope=scope, sqlite_conn=conn)

@@ -1,0 +1,78 @@
+"""`dbstand run parking`: the ORM study's service, conformance first, then measured."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dbstand.cli.common import console, redacted_argv, split_ints, split_list
+from dbstand.cli.run_common import Html, Output, finish
+from dbstand.engine.config import EngineConfig
+from dbstand.execution import RunRequest, default_output, execute
+from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
+from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads import get_workload
+from dbstand.workloads.parking.workload import (
+    DEFAULT_BATCHES,
+    DEFAULT_PASSES,
+    ParkingOptions,
+    build_cases,
+    parking_stacks,
+)
+
+
+@contextlib.contextmanager
+def parking_targets(text: str | None) -> Iterator[list[TargetURL]]:
+    """The targets; none given: a SQLite file in a temporary folder, removed after."""
+    if text:
+        yield [parse_target_url(t) for t in split_list(text, "--target")]
+        return
+    with tempfile.TemporaryDirectory(prefix="dbstand-parking-") as tmp:
+        yield [parse_target_url(f"sqlite:///{Path(tmp) / 'parking.db'}")]
+
+
+def run_parking(
+    target: Annotated[str | None, typer.Option(
+        help="Target URL(s), comma-separated; default: a temporary SQLite file")] = None,
+    stack: Annotated[str | None, typer.Option(
+        help="Service implementations, comma-separated; default: all")] = None,
+    logging: Annotated[str, typer.Option(
+        help="Service logging: on, off or on,off (the logging cost is shown when both "
+             "ran)")] = "off",
+    users: Annotated[str, typer.Option(
+        help="Virtual users running whole passes at once, e.g. 1,8 (1: the study's "
+             "sequential run)")] = "1",
+    passes: Annotated[int, typer.Option(help="Suite passes per user in a batch")]
+        = DEFAULT_PASSES,
+    batches: Annotated[int, typer.Option(help="Counted batches (places re-seeded before "
+                                              "each)")] = DEFAULT_BATCHES,
+    warmup: Annotated[int, typer.Option(help="Uncounted warm-up batches")] = 1,
+    ci: Annotated[float, typer.Option(help="A case whose 95% CI is wider than ±CI % of "
+                                           "the mean is flagged unstable")] = 3.0,
+    prefix: Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
+        = DEFAULT_PREFIX,
+    output: Output = None,
+    html: Html = None,
+) -> None:
+    """parking: the five-scenario suite (68 calls a pass) against each service stack,
+    conformance checked first; passes/s, per-function latency, app and DB CPU per pass,
+    statements per pass, log volume, logging cost."""
+    check_prefix(prefix)
+    options = ParkingOptions(passes=passes, batches=batches, prefix=prefix)
+    options.check()
+    config = EngineConfig(revs=passes, warmup=warmup, min_iterations=batches,
+                          max_iterations=batches, max_time_s=1e9, target_ci_pct=ci,
+                          latency="all")
+    stacks = split_list(stack, "--stack") or list(parking_stacks())
+    with parking_targets(target) as targets:
+        cases = build_cases(targets, stacks, split_list(logging, "--logging"),
+                            split_ints(users, "--users"), options)
+        results = execute(RunRequest(get_workload("parking"), cases, config,
+                                     output or default_output("parking"), redacted_argv()),
+                          console)
+    finish(results, html)

@@ -1,0 +1,75 @@
+"""DB-API connections for the parking service and its schema management.
+
+One place opens the driver a target needs (sqlite3, psycopg 3, PyMySQL) in
+autocommit, so that transactions are explicit; connection failures become one
+clear TargetError.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dbstand.errors import MissingDependencyError, TargetError, UserError
+from dbstand.targets.connect_errors import connect_error
+from dbstand.targets.url import TargetURL
+
+PARAMSTYLES = {"sqlite": "qmark", "postgresql": "format", "mysql": "format"}
+KINDS = tuple(PARAMSTYLES)
+
+
+def check_target(target: TargetURL) -> None:
+    """Refuse targets the service cannot use, before anything starts."""
+    if target.kind not in PARAMSTYLES:
+        raise UserError(f"the parking service runs on {', '.join(KINDS)} targets, "
+                        f"not {target.kind} ({target.redacted()})")
+    if target.is_memory:
+        raise UserError("the parking service runs in its own process: use a SQLite file "
+                        "(sqlite:///path.db), not an in-memory database")
+
+
+def sqlite_path(target: TargetURL) -> str:
+    """The absolute path of a SQLite target (the server process may run elsewhere)."""
+    path = Path(target.database or "").expanduser().resolve()
+    if not path.parent.is_dir():
+        raise TargetError(f"cannot use {target}: directory {path.parent} does not exist")
+    return str(path)
+
+
+def connect(target: TargetURL) -> Any:
+    """An autocommit DB-API connection to `target` (explicit BEGIN/COMMIT)."""
+    check_target(target)
+    try:
+        return _open(target)
+    except TargetError:
+        raise
+    except ImportError as exc:
+        raise MissingDependencyError(f"the parking service on {target.kind} needs {exc.name}, "
+                                     "which is not installed") from None
+    except Exception as exc:  # drivers raise their own hierarchies
+        raise connect_error(exc, target) from None
+
+
+def _open(target: TargetURL) -> Any:
+    if target.kind == "sqlite":
+        import sqlite3
+
+        conn = sqlite3.connect(sqlite_path(target), isolation_level=None,
+                               check_same_thread=False, timeout=30)
+        conn.execute("PRAGMA busy_timeout = 30000")
+        return conn
+    if target.kind == "postgresql":
+        import psycopg
+
+        from dbstand.targets.managed import password_for
+
+        return psycopg.connect(host=target.host, port=target.port or 5432, user=target.user,
+                               dbname=target.database or target.user,
+                               password=target.password or password_for(target),
+                               autocommit=True, connect_timeout=10)
+    import pymysql
+
+    from dbstand.targets.mysql.managed import connect_args
+
+    return pymysql.connect(**connect_args(target), autocommit=True, connect_timeout=10,
+                           charset="utf8mb4")

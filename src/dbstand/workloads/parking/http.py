@@ -1,0 +1,88 @@
+"""The HTTP transport (spec "Transport") as a WSGI app, and its gunicorn entry point.
+
+`GET /<function>?<query>` (or POST with a form body) answers JSON with `status` and
+`ts`; an unknown function or a malformed service_descr is HTTP 500 with a JSON error
+body. The app server is gunicorn, run by app.running_service in its own process so
+that its CPU can be measured: one worker process (`--workers 1`, so one process
+tree holds all the Python CPU), the gthread worker with `--threads T` (T=1 by
+default: requests are served one at a time, like the study's single-threaded
+server). gthread rather than the plain sync worker because the sync worker closes
+every connection after one request, while the methodology measures keep-alive by
+default; with T=1 the two serve requests identically otherwise. Waitress was the
+alternative; gunicorn's prefork master/worker split is what Python services deploy.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+from collections.abc import Callable, Iterable
+from typing import Any
+from urllib.parse import parse_qsl
+
+from dbstand.workloads.parking import functions, logs
+from dbstand.workloads.parking.protocol import BadRequest, server_ts
+from dbstand.workloads.parking.repo import Backend
+
+log = logging.getLogger("dbstand.workloads.parking.http")
+
+CONFIG_ENV = "DBSTAND_PARKING_CONFIG"
+StartResponse = Callable[[str, list[tuple[str, str]]], Any]
+WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+
+_REASONS = {200: "200 OK", 405: "405 Method Not Allowed", 500: "500 Internal Server Error"}
+
+
+def _params(environ: dict[str, Any]) -> dict[str, str]:
+    """Query string, plus the form body of a POST (last value of a repeated name wins)."""
+    pairs = parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+    if environ.get("REQUEST_METHOD") == "POST":
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length) if length > 0 else b""
+        pairs += parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+    return dict(pairs)
+
+
+def make_app(backend: Backend, broken: frozenset[str] = frozenset()) -> WsgiApp:
+    """The WSGI app serving `backend`."""
+
+    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        method = environ.get("REQUEST_METHOD", "GET")
+        path = environ.get("PATH_INFO", "")
+        if log.isEnabledFor(logging.INFO):
+            log.info("request %s %s?%s", method, path, environ.get("QUERY_STRING", ""))
+        code = 200
+        if method not in ("GET", "POST"):
+            code, answer = 405, {"status": "error", "error": f"method {method} not allowed"}
+        else:
+            try:
+                answer = functions.handle(path.lstrip("/"), _params(environ), backend, broken)
+            except BadRequest as exc:
+                code, answer = 500, {"status": "error", "error": str(exc)}
+        answer["ts"] = server_ts()
+        body = json.dumps(answer).encode()
+        if log.isEnabledFor(logging.INFO):
+            log.info("answer %d %s", code, body.decode())
+        start_response(_REASONS[code], [("Content-Type", "application/json"),
+                                        ("Content-Length", str(len(body)))])
+        return [body]
+
+    return app
+
+
+def create_app() -> WsgiApp:
+    """gunicorn's entry point: the configuration comes from $DBSTAND_PARKING_CONFIG
+    (JSON written by app.running_service; it holds the target's password, so it is
+    passed in the environment, never on the command line)."""
+    from dbstand.targets.url import parse_target_url
+    from dbstand.workloads.parking.service import load_backend
+
+    config = json.loads(os.environ[CONFIG_ENV])
+    logs.configure(config.get("log_path"))
+    backend = load_backend(config["stack"], parse_target_url(config["target"]),
+                           config["prefix"], log_sql=bool(config.get("log_path")),
+                           threads=int(config.get("threads", 1)))
+    atexit.register(backend.close)
+    return make_app(backend, frozenset(config.get("broken") or ()))
