@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import Annotated
 
 import typer
@@ -10,6 +9,7 @@ from rich.table import Table
 
 from dbstand.cli.common import console
 from dbstand.errors import ServerError, UserError
+from dbstand.targets.kinds import managed_kinds
 from dbstand.targets.managed import (
     ManagedServer,
     all_records,
@@ -22,21 +22,13 @@ from dbstand.targets.managed import (
 app = typer.Typer(help="Start, stop and list throwaway database servers on 127.0.0.1.",
                   no_args_is_help=True)
 
-#: kind -> "module:Class" of its managed server
-MANAGED: dict[str, str] = {
-    "postgresql": "dbstand.targets.postgresql.managed:ManagedPostgres",
-    "mysql": "dbstand.targets.mysql.managed:ManagedMariaDB",
-    "tarantool": "dbstand.targets.tarantool.managed:ManagedTarantool",
-}
-
-
 def _server_class(kind: str) -> type[ManagedServer]:
-    aliases = {"postgres": "postgresql", "pg": "postgresql", "mariadb": "mysql"}
-    kind = aliases.get(kind, kind)
-    if kind not in MANAGED:
-        raise UserError(f"no managed server for {kind!r} (available: {', '.join(MANAGED)})")
-    module, _, name = MANAGED[kind].partition(":")
-    return getattr(importlib.import_module(module), name)
+    kinds = managed_kinds()
+    if kind not in kinds:
+        names = sorted({k.name for k in kinds.values()})
+        raise UserError(f"no managed server for {kind!r} (available: {', '.join(names)})")
+    server: type[ManagedServer] = kinds[kind].load("managed")
+    return server
 
 
 @app.command("up")

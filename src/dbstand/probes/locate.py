@@ -11,10 +11,10 @@ import socket
 
 import psutil
 
+from dbstand.targets.kinds import get_kind
 from dbstand.targets.managed import record_for
 from dbstand.targets.url import TargetURL
 
-DEFAULT_PORTS = {"postgresql": 5432, "mysql": 3306, "tarantool": 3301, "mongodb": 27017}
 LOOPBACK = {"localhost", "127.0.0.1", "::1", "ip6-localhost"}
 
 
@@ -39,14 +39,15 @@ def is_local(host: str | None) -> bool:
 
 def server_pid(target: TargetURL) -> tuple[int | None, str]:
     """(pid, how it was found) of the server behind `target`, or (None, why not)."""
-    if target.kind == "sqlite":
-        return None, "embedded: SQLite runs inside the client process"
+    kind = get_kind(target.kind)
+    if kind.embedded:
+        return None, f"embedded: {kind.title} runs inside the client process"
     record = record_for(target)
     if record is not None:
         return record.pid, "managed server record"
     if not is_local(target.host):
         return None, f"server on another host ({target.host})"
-    port = target.port or DEFAULT_PORTS.get(target.kind)
+    port = target.port or kind.default_port
     try:
         connections = psutil.net_connections(kind="inet")
     except psutil.Error as exc:

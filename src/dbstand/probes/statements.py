@@ -28,12 +28,6 @@ COMMAND = "command:"
 _FOR_UPDATE = re.compile(r"\bFOR\s+(?:NO\s+KEY\s+)?UPDATE\b", re.IGNORECASE)
 _VERBS = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
 
-#: sync stacks able to open an admin connection, by target kind, first installed wins
-ADMIN_STACKS = {
-    "postgresql": ("psycopg", "psycopg2", "pg8000"),
-    "mysql": ("pymysql", "mysqlclient", "mysql-connector-python"),
-    "tarantool": ("tarantool",),
-}
 
 
 def kind_of(sql: str) -> str:
@@ -104,7 +98,7 @@ class StatementCounter(ABC):
 class _AdminBacked(StatementCounter):
     """A counter reading through an admin client of one of dbstand's own stacks."""
 
-    def __init__(self, client: Any):
+    def __init__(self, client: Any, may_create: bool = False):
         super().__init__()
         self.client = client
 
@@ -238,24 +232,15 @@ class SqliteTrace(StatementCounter):
 
 def open_counter(target: TargetURL, prefix: str, managed: bool) -> StatementCounter:
     """A server-side statement counter for `target`; LookupError says why there is none."""
-    from dbstand.stacks.catalog import get_stack
+    from dbstand.targets.kinds import get_kind
+    from dbstand.workloads.kv.admin import admin_client
 
-    candidates = ADMIN_STACKS.get(target.kind)
-    if not candidates:
-        raise LookupError(f"no statement counter for {target.kind} targets")
-    installed = [name for name in candidates if get_stack(name).installed]
-    if not installed:
-        raise LookupError(f"no driver installed to read {target.kind} counters")
-    client = get_stack(installed[0]).load("kv")(target, prefix)
-    client.connect()
+    kind = get_kind(target.kind)
+    if kind.statements is None:
+        raise LookupError(f"no statement counter for {kind.title} targets")
+    client = admin_client(target, prefix)
     try:
-        counter: StatementCounter
-        if target.kind == "postgresql":
-            counter = PgStatStatements(client, may_create=managed)
-        elif target.kind == "mysql":
-            counter = MysqlComCounters(client)
-        else:
-            counter = TarantoolBoxStat(client)
+        counter: StatementCounter = kind.load("statements")(client, may_create=managed)
         counter.calibrate()
     except LookupError:
         client.close()

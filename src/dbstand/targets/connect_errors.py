@@ -8,7 +8,7 @@ credentials, or lacks the database, and which URL (password redacted) was meant.
 from __future__ import annotations
 
 from dbstand.errors import TargetError
-from dbstand.targets.greeting import first_bytes, is_mysql, what_answers
+from dbstand.targets.greeting import first_bytes, what_answers
 from dbstand.targets.url import TargetURL
 
 _AUTH = ("password authentication failed", "authentication failed", "access denied",
@@ -56,18 +56,22 @@ def _short(text: str, limit: int = 160) -> str:
 
 
 def _wrong_server(target: TargetURL) -> str | None:
-    """When another kind of server answers on the port, say which (a wrong port)."""
-    expected = {"mysql": ("MySQL/MariaDB", 3306), "postgresql": ("PostgreSQL", 5432)}
-    if target.kind not in expected or not target.host or target.host.startswith("/"):
+    """When another kind of server answers on the port, say which (a wrong port).
+
+    A kind that speaks first must greet as itself (its descriptor's `greeting`); a kind
+    that waits for the client must not speak at all."""
+    from dbstand.targets.kinds import get_kind
+
+    kind = get_kind(target.kind)
+    if kind.embedded or kind.default_port is None or not target.host \
+            or target.host.startswith("/") or (kind.speaks_first and not kind.greeting):
         return None
-    name, default_port = expected[target.kind]
-    port = target.port or default_port
+    port = target.port or kind.default_port
     try:
         data = first_bytes(target.host, port, 2.0)
     except OSError:
         return None
-    if target.kind == "mysql" and not is_mysql(data):
-        return f"{what_answers(data)} answers on {target.host}:{port}, not {name}"
-    if target.kind == "postgresql" and data:  # PostgreSQL never speaks first
-        return f"{what_answers(data)} answers on {target.host}:{port}, not {name}"
+    ours = kind.load("greeting")(data) if kind.speaks_first else not data
+    if not ours:
+        return f"{what_answers(data)} answers on {target.host}:{port}, not {kind.title}"
     return None

@@ -10,17 +10,7 @@ from dataclasses import dataclass, field, replace
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from dbstand.errors import TargetError
-
-# scheme as typed -> target kind
-SCHEMES: dict[str, str] = {
-    "sqlite": "sqlite",
-    "postgresql": "postgresql",
-    "postgres": "postgresql",
-    "mysql": "mysql",
-    "mariadb": "mysql",
-    "tarantool": "tarantool",
-    "mongodb": "mongodb",
-}
+from dbstand.targets.kinds import schemes
 
 
 @dataclass(frozen=True)
@@ -92,11 +82,12 @@ def parse_target_url(text: str) -> TargetURL:
         )
     scheme_text = text.split("://", 1)[0].lower()
     base_scheme = scheme_text.split("+", 1)[0]
-    kind = SCHEMES.get(base_scheme)
+    known = schemes()
+    kind = known.get(base_scheme)
     if kind is None:
         raise TargetError(
             f"malformed target URL {_safe(text)!r}: unknown scheme {scheme_text!r} "
-            f"(known: {', '.join(sorted(set(SCHEMES)))})"
+            f"(known: {', '.join(sorted(known))})"
         )
     if kind == "sqlite":
         return _parse_sqlite(text, base_scheme)

@@ -113,17 +113,9 @@ def _check_reachable(target: TargetURL, prefix: str) -> None:
     """Connect once with dbstand's own driver: a clear TargetError before any result."""
     if target.kind == "sqlite":
         return
-    from dbstand.probes.statements import ADMIN_STACKS
-    from dbstand.stacks.catalog import get_stack
+    from dbstand.workloads.kv.admin import admin_client
 
-    for name in ADMIN_STACKS[target.kind]:
-        spec = get_stack(name)
-        if spec.installed:
-            client = spec.load("kv")(target, prefix)
-            client.connect()
-            client.close()
-            return
-    raise UserError(f"no driver installed to reach {target.redacted()}")
+    admin_client(target, prefix).close()
 
 
 class ServiceProbes:

@@ -1,0 +1,11 @@
+"""MariaDB and MySQL (one wire protocol): port 3306, managed MariaDB from Debian."""
+
+from dbstand.targets.kinds import TargetKind
+
+KIND = TargetKind(
+    name="mysql", title="MySQL/MariaDB", schemes=("mysql", "mariadb"), default_port=3306,
+    admin_stacks=("pymysql", "mysqlclient", "mysql-connector-python"),
+    managed="dbstand.targets.mysql.managed:ManagedMariaDB",
+    statements="dbstand.probes.statements:MysqlComCounters",
+    speaks_first=True, greeting="dbstand.targets.greeting:is_mysql",
+)

@@ -1,0 +1,8 @@
+"""SQLite, embedded in the client process: no server, no port."""
+
+from dbstand.targets.kinds import TargetKind
+
+KIND = TargetKind(
+    name="sqlite", title="SQLite", schemes=("sqlite",), embedded=True,
+    admin_stacks=("sqlite3",),
+)
