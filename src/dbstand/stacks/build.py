@@ -83,6 +83,18 @@ def check_commands(manifest: Manifest) -> None:
                                          f"{program!r}, which is not on PATH")
 
 
+def check_modules(manifest: Manifest) -> None:
+    """Modules a stack run by dbstand's interpreter imports (gunicorn, an ORM)."""
+    import importlib.util
+
+    missing = [m for m in manifest.modules if importlib.util.find_spec(m) is None]
+    if missing:
+        hint = f"pip install 'dbstand[{manifest.extra}]'" if manifest.extra else \
+            f"pip install {' '.join(missing)}"
+        raise MissingDependencyError(f"stack {manifest.name!r} needs {', '.join(missing)}, "
+                                     f"which is not installed ({hint})")
+
+
 def build_dir(manifest: Manifest) -> Path:
     """Where this version of the stack's build lives (it may not exist yet)."""
     return cache_dir() / "stacks" / f"{manifest.name}-{manifest.source_hash()}"
@@ -103,6 +115,7 @@ def ensure_built(manifest: Manifest, *, echo: bool = False) -> Path:
     """
     install_debian(manifest)
     check_commands(manifest)
+    check_modules(manifest)
     target = build_dir(manifest)
     if target.is_dir():
         return target

@@ -214,22 +214,6 @@ STACKS: dict[str, StackSpec] = {
                   "the limit row: PostgreSQL's pgbench (C, libpq) running kv's select and "
                   "update from a custom script; -M simple or -M prepared",
                   extra="postgresql", protocols=("simple", "prepared")),
-        StackSpec("python-raw", ("sqlite", "postgresql", "mysql"),
-                  ("gunicorn", "psycopg", "PyMySQL"), ("gunicorn",),
-                  {"parking": "dbstand.workloads.parking.app:running_service"},
-                  "parking service: plain DB-API SQL (sqlite3, psycopg 3, PyMySQL), explicit "
-                  "transactions, under gunicorn", extra="parking"),
-        StackSpec("python-sqlalchemy", ("sqlite", "postgresql", "mysql"),
-                  ("gunicorn", "SQLAlchemy", "psycopg", "PyMySQL"), ("gunicorn", "sqlalchemy"),
-                  {"parking": "dbstand.workloads.parking.app:running_service"},
-                  "parking service: SQLAlchemy 2 ORM (mapped classes, Session, "
-                  "with_for_update) over sqlite3, psycopg 3, PyMySQL, under gunicorn",
-                  extra="parking"),
-        StackSpec("python-peewee", ("sqlite", "postgresql", "mysql"),
-                  ("gunicorn", "peewee", "psycopg", "PyMySQL"), ("gunicorn", "peewee"),
-                  {"parking": "dbstand.workloads.parking.app:running_service"},
-                  "parking service: Peewee ORM (models, atomic, for_update) over sqlite3, "
-                  "psycopg 3, PyMySQL, under gunicorn", extra="parking"),
     )
 }
 

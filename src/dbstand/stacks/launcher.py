@@ -183,7 +183,8 @@ def stop_tree(handle: StackHandle, proc: subprocess.Popen) -> None:
 def running_stack(manifest: Manifest, *, target: TargetURL | None = None,
                   port: int | None = None, logging: bool = False, workers: int | None = None,
                   prefix: str = "dbstand_", static_dir: Path | None = None,
-                  log_dir: Path | None = None) -> Iterator[StackHandle]:
+                  log_dir: Path | None = None,
+                  extra_env: dict[str, str] | None = None) -> Iterator[StackHandle]:
     """Build (if stale), start, wait for health, yield, and always stop the stack."""
     build = ensure_built(manifest)
     if port is not None and port_in_use(port):
@@ -203,6 +204,7 @@ def running_stack(manifest: Manifest, *, target: TargetURL | None = None,
         env = stack_env(manifest, port=port, work_dir=work_dir, build=build, target=target,
                         prefix=prefix, logging=logging, log_path=log_path, workers=workers,
                         static_dir=static_dir)
+        env.update(extra_env or {})
         argv = manifest.start.resolved(manifest.folder)
         with server_log.open("wb") as out:
             try:

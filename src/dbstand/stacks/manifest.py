@@ -63,6 +63,8 @@ class Manifest:
     pip: tuple[str, ...] = ()
     python: str = "own"
     commands: tuple[str, ...] = ()
+    modules: tuple[str, ...] = ()      # with python = "dbstand": modules that must import
+    extra: str = ""                    # ... and the dbstand extra that installs them
 
     @property
     def labels(self) -> dict[str, Any]:
@@ -164,6 +166,8 @@ def _manifest(data: dict[str, Any], folder: Path) -> Manifest:
         health_path=path, debian=_strs(install.get("debian"), "install.debian"),
         pip=_strs(install.get("pip"), "install.pip"), python=python,
         commands=_strs(install.get("commands"), "install.commands"),
+        modules=_strs(install.get("modules"), "install.modules"),
+        extra=str(install.get("extra", "")),
     )
 
 
@@ -185,7 +189,8 @@ def get_manifest(name: str, workload: str | None = None) -> Manifest:
     manifest = manifests.get(name)
     known = [m.name for m in manifests.values() if workload is None or m.implements(workload)]
     if manifest is None:
-        raise UserError(f"unknown server stack {name!r} (known: {', '.join(known) or 'none'})")
+        what = f"{workload} stack" if workload else "server stack"
+        raise UserError(f"unknown {what} {name!r} (known: {', '.join(known) or 'none'})")
     if workload is not None and not manifest.implements(workload):
         raise UserError(f"stack {name!r} does not implement the {workload} workload "
                         f"(those that do: {', '.join(known)})")

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from dbstand.errors import UserError
 from dbstand.workloads.base import Case, CaseOutcome, Workload
+
+if TYPE_CHECKING:
+    from dbstand.workloads.served import ServedWorkload
 
 
 @dataclass(frozen=True)
@@ -21,6 +25,8 @@ class WorkloadEntry:
     workload: str                                   # "module:Class" of its Workload
     #: CLI commands it contributes: group ("run", "serve", "verify") -> "module:attr"
     commands: dict[str, str] = field(default_factory=dict)
+    #: served over HTTP by server stacks: "module:attr" of its ServedWorkload
+    served: str | None = None
 
     def load(self) -> type[Workload]:
         module_name, _, attr = self.workload.partition(":")
@@ -40,12 +46,30 @@ ENTRIES: dict[str, WorkloadEntry] = {e.name: e for e in (
                   ("pass",), f"{_P}.parking.workload:ParkingWorkload",
                   {"run": f"{_P}.parking.cli_run:run_parking",
                    "serve": f"{_P}.parking.cli_serve:serve_parking",
-                   "verify": f"{_P}.parking.cli_verify:verify_parking"}),
+                   "verify": f"{_P}.parking.cli_verify:verify_parking"},
+                  served=f"{_P}.parking.served:SERVED"),
+    WorkloadEntry("webtech", "server technologies on the same small pages (file, hello, "
+                  "loop, big, db, cache)", ("file", "hello", "loop", "big", "db", "cache",
+                                            "json", "plaintext"),
+                  f"{_P}.webtech.workload:WebtechWorkload",
+                  {"run": f"{_P}.webtech.cli:run_webtech"},
+                  served=f"{_P}.webtech.verify:SERVED"),
 )}
 
 #: named in the specs but not built yet: listed so users see what is coming
-PLANNED = {"webtech": "server technologies on static/dynamic pages",
-           "docquery": "sync vs async driver vs ODM behind an HTTP endpoint"}
+PLANNED = {"docquery": "sync vs async driver vs ODM behind an HTTP endpoint"}
+
+
+def served_workload(name: str) -> ServedWorkload:
+    """The served-workload side of `name` (parking, webtech, ...)."""
+    entry = ENTRIES.get(name)
+    if entry is None or entry.served is None:
+        served = [n for n, e in ENTRIES.items() if e.served]
+        raise UserError(f"{name!r} is not a workload served over HTTP "
+                        f"(those are: {', '.join(served)})")
+    module_name, _, attr = entry.served.partition(":")
+    spec: ServedWorkload = getattr(importlib.import_module(module_name), attr)
+    return spec
 
 
 def get_workload(name: str) -> Workload:
@@ -57,4 +81,4 @@ def get_workload(name: str) -> Workload:
 
 
 __all__ = ["ENTRIES", "PLANNED", "Case", "CaseOutcome", "Workload", "WorkloadEntry",
-           "get_workload"]
+           "get_workload", "served_workload"]

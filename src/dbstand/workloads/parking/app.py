@@ -2,9 +2,10 @@
 `dbstand verify parking`, `dbstand run parking` and `dbstand serve parking` use.
 
 `running_service` creates the schema and seed rows if missing (through dbstand's
-ownership registry), starts gunicorn on 127.0.0.1 in its own session (its process
-tree is the service's CPU), waits until it answers a real request, and always stops
-it. Choices where the spec is silent (all implementations share them, logic.py):
+ownership registry), then runs the implementation's server stack (its manifest under
+stacks/, in any language) through the shared launcher: 127.0.0.1, health checked by
+a real read-only call, its process tree measured, always stopped. The Python
+implementations share these choices where the spec is silent (logic.py):
 - get_service_info: `start_ts`, `duration`, `paid_duration` (tickets) are added to
   `info` for v>=1, `balance` to `info` for v2; "never paid" = PAID_UNTIL_TS still at
   START_TS (also leave_parking's rule).
@@ -19,42 +20,30 @@ it. Choices where the spec is silent (all implementations share them, logic.py):
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import shutil
-import signal
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dbstand.errors import MissingDependencyError, ServerError, UserError
+from dbstand.errors import UserError
 from dbstand.sql.ownership import check_prefix
-from dbstand.targets.managed import (
-    die_with_parent,
-    free_port,
-    password_for,
-    port_in_use,
-    wait_for_port,
-)
+from dbstand.stacks.launcher import StackHandle, running_stack
+from dbstand.stacks.manifest import get_manifest, stacks_for
+from dbstand.targets.managed import password_for
 from dbstand.targets.url import TargetURL, parse_target_url
 from dbstand.workloads.parking import db, schema
 from dbstand.workloads.parking.functions import BROKEN
-from dbstand.workloads.parking.http import CONFIG_ENV
+from dbstand.workloads.parking.http import BROKEN_ENV
 
-PARKING_STACKS = ("python-raw", "python-sqlalchemy", "python-peewee")
 
-#: modules each implementation needs besides its database driver and gunicorn
-_NEEDS = {"python-raw": (), "python-sqlalchemy": ("sqlalchemy",), "python-peewee": ("peewee",)}
-START_TIMEOUT_S = 60.0
-STOP_TIMEOUT_S = 15.0
+def parking_stacks() -> tuple[str, ...]:
+    """Every server stack whose manifest implements parking."""
+    return tuple(m.name for m in stacks_for("parking"))
+
+
+#: the Python implementations (dbstand's own code: the only ones with `broken` switches)
+PYTHON_STACKS = ("python-raw", "python-sqlalchemy", "python-peewee")
 
 
 @dataclass
@@ -67,6 +56,7 @@ class ServiceHandle:
     log_path: Path | None
     target: TargetURL
     prefix: str
+    running: StackHandle | None = None
 
     def reseed(self) -> None:
         """Restore the seed parks' places (untimed, between batches)."""
@@ -80,29 +70,7 @@ class ServiceHandle:
 
     def log_size(self) -> tuple[int, int]:
         """(bytes, lines) of the service log so far; (0, 0) when logging is off."""
-        if self.log_path is None or not self.log_path.exists():
-            return (0, 0)
-        size, lines = 0, 0
-        with self.log_path.open("rb") as fh:
-            while chunk := fh.read(1 << 20):
-                size += len(chunk)
-                lines += chunk.count(b"\n")
-        return (size, lines)
-
-
-def _check_request(stack: str, broken: str | None, threads: int) -> None:
-    if stack not in PARKING_STACKS:
-        raise UserError(f"unknown parking stack {stack!r} (known: {', '.join(PARKING_STACKS)})")
-    if broken is not None and broken not in BROKEN:
-        raise UserError(f"unknown broken switch {broken!r} (known: {', '.join(sorted(BROKEN))})")
-    if threads < 1:
-        raise UserError(f"--threads must be at least 1, not {threads}")
-    import importlib.util
-
-    for module in ("gunicorn", *_NEEDS[stack]):
-        if importlib.util.find_spec(module) is None:
-            raise MissingDependencyError(f"stack {stack!r} needs {module}, which is not "
-                                         "installed (pip install 'dbstand[parking]')")
+        return self.running.log_size() if self.running is not None else (0, 0)
 
 
 def _resolve(target: TargetURL | str) -> TargetURL:
@@ -116,91 +84,33 @@ def _resolve(target: TargetURL | str) -> TargetURL:
     return target
 
 
-def _last_lines(path: Path, n: int = 3) -> str:
-    with contextlib.suppress(OSError):
-        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines()
-                 if ln.strip()]
-        return " | ".join(lines[-n:])
-    return ""
-
-
-def _wait_ready(proc: subprocess.Popen, base_url: str, port: int, errlog: Path) -> None:
-    """Wait until the service answers a real (read-only) call."""
-    try:
-        wait_for_port(port, START_TIMEOUT_S, proc)
-        url = f"{base_url}/get_user_account?user_id=0"
-        with urllib.request.urlopen(url, timeout=START_TIMEOUT_S) as resp:
-            answer = json.loads(resp.read())
-        if answer.get("status") != "success":
-            raise ServerError(f"answered {answer}")
-    except (ServerError, OSError, ValueError) as exc:
-        detail = _last_lines(errlog)
-        raise ServerError(f"the parking service did not start: {exc}"
-                          + (f" ({detail})" if detail else "")) from None
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """SIGTERM gunicorn's master (graceful), SIGKILL its session if it lingers."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    # a worker outliving its master would be an orphan: end the whole session
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
 @contextmanager
 def running_service(stack: str, target: TargetURL, *, logging: bool = False,
                     port: int | None = None, threads: int = 1, prefix: str = "dbstand_",
                     broken: str | None = None,
                     log_dir: Path | None = None) -> Iterator[ServiceHandle]:
-    """Create schema + seed rows if missing (through ownership), start the app server on
-    127.0.0.1 (free port unless given; a port in use -> ServerError one line), wait until it
-    answers, yield, and always stop it (also on error / Ctrl-C); leaves no process behind.
+    """Create schema + seed rows if missing (through ownership), start the stack on
+    127.0.0.1 (free port unless given; a port in use -> ServerError one line), wait until
+    it answers, yield, and always stop it (also on error / Ctrl-C); no process is left.
 
-    `log_dir`: keep the log there (it is otherwise in a temporary dir removed at exit).
+    `threads`: the stack's DBSTAND_WORKERS. `broken`: a deliberate fault of the Python
+    implementations (tests of the suite). `log_dir`: keep the log there.
     """
-    _check_request(stack, broken, threads)
+    manifest = get_manifest(stack, "parking")
+    if broken is not None and broken not in BROKEN:
+        raise UserError(f"unknown broken switch {broken!r} (known: {', '.join(sorted(BROKEN))})")
+    if threads < 1:
+        raise UserError(f"--threads must be at least 1, not {threads}")
     check_prefix(prefix)
     target = _resolve(target)
+    if target.kind not in manifest.databases:
+        raise UserError(f"stack {stack!r} runs on {', '.join(manifest.databases)}, "
+                        f"not {target.kind}")
     with closing(db.connect(target)) as conn:
         schema.ensure_schema(conn, prefix)
-    if port is not None and port_in_use(port):
-        raise ServerError(f"port {port} on 127.0.0.1 is in use")
-    port = port or free_port()
-    base_url = f"http://127.0.0.1:{port}"
-    workdir = Path(tempfile.mkdtemp(prefix="dbstand-parking-"))
-    log_path = None
-    if logging:
-        folder = log_dir or workdir
-        folder.mkdir(parents=True, exist_ok=True)
-        log_path = folder / f"parking-{stack}-{time.strftime('%Y%m%dT%H%M%S')}-{port}.log"
-    errlog = workdir / "server-stderr.log"
-    config = {"stack": stack, "target": target.secret(), "prefix": prefix,
-              "log_path": str(log_path) if log_path else None, "threads": threads,
-              "broken": [broken] if broken else []}
-    cmd = [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}",
-           "--workers", "1", "--worker-class", "gthread", "--threads", str(threads),
-           "--graceful-timeout", "5", "--timeout", "120", "--keep-alive", "5",
-           "--no-control-socket", "--log-level", "warning", "--error-logfile", "-",
-           "dbstand.workloads.parking.http:create_app()"]
-    proc: subprocess.Popen | None = None
-    try:
-        with errlog.open("wb") as err:  # gunicorn's messages and failures of requests
-            proc = subprocess.Popen(cmd, env={**os.environ, CONFIG_ENV: json.dumps(config)},
-                                    cwd=workdir, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=err,
-                                    start_new_session=True, preexec_fn=die_with_parent)
-        _wait_ready(proc, base_url, port, errlog)
-        yield ServiceHandle(stack=stack, base_url=base_url, pid=proc.pid, log_path=log_path,
-                            target=target, prefix=prefix)
-    finally:
-        if proc is not None:
-            _stop(proc)
-        shutil.rmtree(workdir, ignore_errors=True)
+    env = {BROKEN_ENV: broken} if broken else {}
+    with running_stack(manifest, target=target, port=port, logging=logging, workers=threads,
+                       prefix=prefix, log_dir=log_dir, extra_env=env) as running:
+        yield ServiceHandle(stack=stack, base_url=running.base_url, pid=running.pid,
+                            log_path=running.log_path, target=target, prefix=prefix,
+                            running=running)

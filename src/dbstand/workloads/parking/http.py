@@ -19,6 +19,7 @@ import json
 import logging
 import os
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -28,7 +29,8 @@ from dbstand.workloads.parking.repo import Backend
 
 log = logging.getLogger("dbstand.workloads.parking.http")
 
-CONFIG_ENV = "DBSTAND_PARKING_CONFIG"
+#: a comma-separated list of deliberate faults (functions.BROKEN), for testing the suite
+BROKEN_ENV = "DBSTAND_PARKING_BROKEN"
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
@@ -73,16 +75,25 @@ def make_app(backend: Backend, broken: frozenset[str] = frozenset()) -> WsgiApp:
 
 
 def create_app() -> WsgiApp:
-    """gunicorn's entry point: the configuration comes from $DBSTAND_PARKING_CONFIG
-    (JSON written by app.running_service; it holds the target's password, so it is
-    passed in the environment, never on the command line)."""
+    """gunicorn's entry point, configured by the launcher's DBSTAND_* environment
+    (docs/stack-manifest.md): the implementation in DBSTAND_PARKING_IMPL, the target in
+    DBSTAND_DB_URL with its password read from DBSTAND_DB_PASSWORD_FILE (never from
+    the environment), the request log in DBSTAND_LOG_FILE when DBSTAND_LOGGING=1."""
     from dbstand.targets.url import parse_target_url
     from dbstand.workloads.parking.service import load_backend
 
-    config = json.loads(os.environ[CONFIG_ENV])
-    logs.configure(config.get("log_path"))
-    backend = load_backend(config["stack"], parse_target_url(config["target"]),
-                           config["prefix"], log_sql=bool(config.get("log_path")),
-                           threads=int(config.get("threads", 1)))
+    env = os.environ
+    target = parse_target_url(env["DBSTAND_DB_URL"].replace(":***@", "@"))
+    if target.kind == "sqlite":
+        target = replace(target, database=env.get("DBSTAND_DB_NAME") or target.database)
+    secret = env.get("DBSTAND_DB_PASSWORD_FILE")
+    if secret:
+        with open(secret, encoding="utf-8") as fh:
+            target = target.with_password(fh.read() or None)
+    log_path = env.get("DBSTAND_LOG_FILE") if env.get("DBSTAND_LOGGING") == "1" else None
+    logs.configure(log_path)
+    backend = load_backend(env["DBSTAND_PARKING_IMPL"], target, env["DBSTAND_PREFIX"],
+                           log_sql=bool(log_path), threads=int(env.get("DBSTAND_WORKERS", 1)))
     atexit.register(backend.close)
-    return make_app(backend, frozenset(config.get("broken") or ()))
+    broken = env.get(BROKEN_ENV, "")
+    return make_app(backend, frozenset(b for b in broken.split(",") if b))

@@ -3,6 +3,11 @@
 Checks run in the spec's order. A `Reply` leaves early and rolls the transaction
 back; a returned answer commits. Where the spec is silent, the choice made is
 noted at the function (see also the module docstring of app.py).
+
+Refusals are spelled as the spec's "How refusals are spelled" says: a validation
+reason (invalid_user_id, user_ticket_not_found, ...) is `refusal(reason)`, i.e.
+status `not_available` with the reason in status_code; every other refusal is a
+status standing alone, except account_transfer's named status_codes.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from dbstand.workloads.parking.protocol import (
     Reply,
     parse_decimal,
     parse_positive_int,
+    refusal,
     success,
 )
 from dbstand.workloads.parking.repo import Repo
@@ -38,9 +44,9 @@ def _never_paid(order: Any) -> bool:
 def _ticket_order(repo: Repo, product: Any, ticket: str, *, lock: bool) -> Any:
     order = repo.order_by_ticket(product.id, ticket, lock=lock)
     if order is None:
-        raise Reply("user_ticket_not_found")
+        raise refusal("user_ticket_not_found")
     if order.finish_ts is not None:
-        raise Reply("user_ticket_out_of_parking")
+        raise refusal("user_ticket_out_of_parking")
     return order
 
 
@@ -55,12 +61,12 @@ def _requested_minutes(call: Call) -> int:
     if call.version == 0:
         hours = parse_decimal(text)
         if hours is None or hours <= 0:
-            raise Reply("invalid_duration")
+            raise refusal("invalid_duration")
         minutes = pricing.minutes_of_hours(hours)
     else:
         parsed = parse_positive_int(text)
         if parsed is None:
-            raise Reply("invalid_duration")
+            raise refusal("invalid_duration")
         minutes = parsed
     return pricing.rounded_minutes(minutes, first_hour=True)
 
@@ -88,13 +94,13 @@ def get_service_info(call: Call, repo: Repo) -> Answer:
     """Price and places for a session or a ticket; read-only."""
     user_id = call.param("user_id")
     if call.version >= 1 and not user_id:
-        raise Reply("invalid_user_id")
+        raise refusal("invalid_user_id")
     if call.version == 1 and not call.field("plate"):
-        raise Reply("invalid_registration_plate")
+        raise refusal("invalid_registration_plate")
     name = call.field("parking")
     product = repo.product(name, lock=False) if name else None
     if product is None:
-        raise Reply("invalid_parking_id")
+        raise refusal("invalid_parking_id")
     ticket = call.field("ticket")
     order = None
     if ticket:
@@ -118,14 +124,14 @@ def create_reservation(call: Call, repo: Repo) -> Answer:
     """A payment for a new plate session or for a ticket's overdue time."""
     user_id = call.param("user_id")
     if call.version >= 1 and not user_id:
-        raise Reply("invalid_user_id")
+        raise refusal("invalid_user_id")
     ticket, plate = call.field("ticket"), call.field("plate")
     if not plate and (call.version >= 1 or not ticket):
-        raise Reply("invalid_registration_plate")
+        raise refusal("invalid_registration_plate")
     name = call.field("parking")
     product = repo.product(name, lock=True) if name else None
     if product is None:
-        raise Reply("invalid_parking_id")
+        raise refusal("invalid_parking_id")
     price = parse_decimal(call.param("price"))
     if price is None:
         raise Reply("not_available")
@@ -169,7 +175,7 @@ def create_reservation(call: Call, repo: Repo) -> Answer:
                        cancel_ts=None)
     if from_balance > 0:
         if not user_id:
-            raise Reply("invalid_user_id")
+            raise refusal("invalid_user_id")
         account = _lock_or_create_account(repo, user_id)
         if account.balance - account.reserved < from_balance:
             raise Reply("not_available")

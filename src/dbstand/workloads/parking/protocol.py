@@ -42,6 +42,17 @@ class Reply(Exception):
         self.answer.update(fields)
 
 
+#: the status of every validation refusal of get_service_info and create_reservation
+NOT_AVAILABLE = "not_available"
+
+
+def refusal(reason: str) -> Reply:
+    """A validation refusal as the wire spells it (spec "How refusals are spelled"):
+    status `not_available`, the reason (`invalid_user_id`, ...) in status_code, so
+    that a client checking `status` first and `status_code` second accepts it."""
+    return Reply(NOT_AVAILABLE, reason)
+
+
 class BadRequest(Exception):
     """Unknown function or malformed service_descr: HTTP 500 with a JSON body."""
 

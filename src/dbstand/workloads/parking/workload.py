@@ -29,7 +29,6 @@ from dbstand.modes.executors import ThreadExecutor
 from dbstand.probes.cpu import TreeCpu
 from dbstand.probes.locate import server_pid
 from dbstand.probes.statements import StatementCounter, open_counter
-from dbstand.stacks.catalog import get_stack
 from dbstand.targets.managed import record_for
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
@@ -56,10 +55,10 @@ STUDY_STATEMENTS = {"select": "78-106", "select_for_update": "88-89", "update": 
 
 
 def parking_stacks() -> tuple[str, ...]:
-    """The service implementations (registered as stacks in stacks/registry.py)."""
-    from dbstand.workloads.parking.app import PARKING_STACKS
+    """The service implementations: every server stack whose manifest implements it."""
+    from dbstand.workloads.parking.app import parking_stacks as from_manifests
 
-    return tuple(PARKING_STACKS)
+    return from_manifests()
 
 
 class ParkingCase(Case):
@@ -286,6 +285,13 @@ def parking_metrics(m: CaseMeasurement, case: Case) -> dict[str, Any]:
         m.revs * CALLS_PER_PASS / mean, 1), "ms_per_pass": round(mean / m.revs * 1e3, 3)}
 
 
+def _ensure_built(stack: str) -> None:
+    from dbstand.stacks.build import ensure_built
+    from dbstand.stacks.manifest import get_manifest
+
+    ensure_built(get_manifest(stack))
+
+
 class ParkingWorkload(Workload):
     name = WORKLOAD
     description = "ORM overhead on an OLTP HTTP service (the parking suite, 68 calls a pass)"
@@ -299,7 +305,7 @@ class ParkingWorkload(Workload):
                 raise UserError(f"unknown parking stack {case.stack!r} "
                                 f"(known: {', '.join(known)})")
             ParkingOptions(case.params["passes"], case.params["batches"]).check()
-            get_stack(case.stack).require()  # gunicorn / the ORM installed
+            _ensure_built(case.stack)  # installed and built, before any result
             key = case.target.secret()
             if key not in seen:
                 seen.add(key)
@@ -339,5 +345,15 @@ class ParkingWorkload(Workload):
 
 
 def _versions(stack: str) -> dict[str, str]:
-    parking_stacks()
-    return get_stack(stack).versions()
+    """Versions of the Python packages a stack run by dbstand's interpreter imports."""
+    import importlib.metadata
+
+    from dbstand.stacks.manifest import get_manifest
+
+    out = {}
+    for module in get_manifest(stack).modules:
+        try:
+            out[module] = importlib.metadata.version(module)
+        except importlib.metadata.PackageNotFoundError:
+            out[module] = "missing"
+    return out

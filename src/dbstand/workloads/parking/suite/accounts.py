@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from dbstand.workloads.parking.suite.checks import SEED_PRICES, cost, money, refund
-from dbstand.workloads.parking.suite.context import SUCCESS, Ctx
+from dbstand.workloads.parking.suite.context import BAD_TRANSACTION, NOT_AVAILABLE, SUCCESS, Ctx
 from dbstand.workloads.parking.suite.descr import (
     ACCOUNT,
     CANCEL,
@@ -20,7 +20,7 @@ from dbstand.workloads.parking.suite.descr import (
     descr,
 )
 
-NA, BT = "not_available", "bad_transaction"
+NA, BT = NOT_AVAILABLE, BAD_TRANSACTION
 PER_HOUR = SEED_PRICES[PARK_A]
 LONG, SHORT = 120, 60                       # minutes of the refunded and the spent session
 LONG_PRICE = cost(LONG, PER_HOUR)           # 102.00

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dbstand.workloads.parking.suite.checks import SEED_PRICES, cost, money
-from dbstand.workloads.parking.suite.context import SUCCESS, Ctx
+from dbstand.workloads.parking.suite.context import NOT_AVAILABLE, SUCCESS, Ctx
 from dbstand.workloads.parking.suite.descr import (
     ACCOUNT,
     CANCEL,
@@ -14,7 +14,7 @@ from dbstand.workloads.parking.suite.descr import (
     descr,
 )
 
-NA = "not_available"
+NA = NOT_AVAILABLE
 
 
 def versions(ctx: Ctx) -> None:
@@ -29,7 +29,7 @@ def versions(ctx: Ctx) -> None:
     c.absent("info.balance")
     ctx.call("v0 with v1 keys", GSI,
              {"version": 0, "service_descr": descr(1, PARK_A, plate, 120)}, NA,
-             reason="invalid_parking_id", reason_optional=True)
+             "invalid_parking_id")
     c = ctx.call("v1, 45 min", GSI,
                  {"version": 1, "user_id": user, "service_descr": descr(1, PARK_A, plate, 45)},
                  SUCCESS)
@@ -45,11 +45,10 @@ def versions(ctx: Ctx) -> None:
     c.start_ts()
     c.equal("info.balance", "0.00")
     ctx.call("v2 without user", GSI,
-             {"version": 2, "service_descr": descr(2, PARK_B, None, 61)}, NA,
-             reason="invalid_user_id")
+             {"version": 2, "service_descr": descr(2, PARK_B, None, 61)}, NA, "invalid_user_id")
     ctx.call("v2 with v0 keys", GSI,
              {"version": 2, "user_id": user, "service_descr": descr(0, PARK_A, plate, hours=2)},
-             NA, reason="invalid_parking_id")
+             NA, "invalid_parking_id")
     ctx.call("version 3", GSI,
              {"version": 3, "user_id": user, "service_descr": descr(1, PARK_A, plate, 45)},
              "bad_protocol")
