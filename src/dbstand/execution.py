@@ -21,7 +21,6 @@ from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, OwnershipError, TargetError
 from dbstand.results.schema import case_record, failed_record, run_footer, run_header
 from dbstand.results.store import ResultsFile, ResultsWriter, read_results
-from dbstand.stacks.catalog import get_stack
 from dbstand.workloads.base import Case, Workload
 
 
@@ -71,12 +70,12 @@ def execute(request: RunRequest, console: Console,
                 except (CaseFailed, TargetError, OwnershipError) as exc:
                     failed += 1
                     record = failed_record(case, run_id, index, str(exc),
-                                           get_stack(case.stack).versions())
+                                           request.workload.package_versions(case))
                 except Exception as exc:  # a driver error mid-case: record it, go on
                     failed += 1
                     message = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
                     record = failed_record(case, run_id, index, redact_text(message),
-                                           get_stack(case.stack).versions())
+                                           request.workload.package_versions(case))
                 if record["status"] == "failed":
                     console.print(f"[red]case failed[/]: {case.label()}: {record['error']}")
                 writer.append(record)
@@ -89,6 +88,9 @@ def execute(request: RunRequest, console: Console,
         status = "interrupted"
         raise
     finally:
-        writer.append(run_footer(run_id, status, len(request.cases), failed))
-        writer.close()
+        try:
+            request.workload.close()
+        finally:
+            writer.append(run_footer(run_id, status, len(request.cases), failed))
+            writer.close()
     return read_results(request.output)

@@ -60,7 +60,10 @@ def free_port() -> int:
 
 
 def port_in_use(port: int) -> bool:
+    """Whether a server could not listen on 127.0.0.1:port now (as servers bind: with
+    SO_REUSEADDR, so a port whose last connections linger in TIME_WAIT is free)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:

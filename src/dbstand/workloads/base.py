@@ -56,3 +56,13 @@ class Workload(ABC):
     @abstractmethod
     def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
         """Prepare data (untimed), measure, verify, clean up."""
+
+    def package_versions(self, case: Case) -> dict[str, str]:
+        """Versions of what the case's stack runs on, for its record (failed ones too)."""
+        from dbstand.stacks.catalog import STACKS
+
+        spec = STACKS.get(case.stack.split("+")[0].split("[")[0])
+        return spec.versions() if spec is not None else {}
+
+    def close(self) -> None:  # noqa: B027 (a hook: most workloads keep nothing)
+        """Release what the workload kept between cases (a running server stack)."""

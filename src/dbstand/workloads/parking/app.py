@@ -44,6 +44,7 @@ def parking_stacks() -> tuple[str, ...]:
 
 #: the Python implementations (dbstand's own code: the only ones with `broken` switches)
 PYTHON_STACKS = ("python-raw", "python-sqlalchemy", "python-peewee")
+PARKING_STACKS = PYTHON_STACKS  # the name older callers use
 
 
 @dataclass

@@ -343,6 +343,9 @@ class ParkingWorkload(Workload):
                       "app_server": case.stack}
         return CaseOutcome(metrics=metrics, server=server, packages=_versions(case.stack))
 
+    def package_versions(self, case: Case) -> dict[str, str]:
+        return _versions(case.stack)
+
 
 def _versions(stack: str) -> dict[str, str]:
     """Versions of the Python packages a stack run by dbstand's interpreter imports."""

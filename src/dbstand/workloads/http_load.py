@@ -1,0 +1,137 @@
+"""One load path for every workload served over HTTP: drive a running stack with the
+native engine and probe what it costs.
+
+A measurement is `repeats` runs of the same load (closed loop: C connections, each
+sending its next request when the answer is in; or open loop at a fixed rate with
+coordinated-omission-corrected latency). Around each run the CPU of the stack's
+whole process tree and of the database server's are read, so cost is per request of
+exactly the measured window. The figure is the mean of the runs with its Student-t
+95% interval; latency comes from the runs' HDR histograms merged exactly. Answers
+that are not 2xx and socket errors are counted apart and never as successes; a run
+whose errors exceed `max_error_rate` fails the case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dbstand.engine.histogram import LatencyHistogram
+from dbstand.engine.stats import summarize
+from dbstand.errors import CaseFailed
+from dbstand.loadgen.engine import run_closed, run_open
+from dbstand.loadgen.result import LoadResult
+from dbstand.probes.cpu import TreeCpu
+
+DEFAULT_MAX_ERROR_RATE = 0.01
+
+
+@dataclass(frozen=True)
+class LoadPlan:
+    """How to load one URL."""
+
+    connections: int
+    requests: int | None = None        # closed loop: requests per run
+    duration_s: float | None = None    # closed loop bound, or the open loop's length
+    rate: float | None = None          # open loop: requests/s in total
+    keepalive: bool = True
+    repeats: int = 3
+    warmup_requests: int = 1
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE
+    target_ci_pct: float = 5.0         # wider than this: flagged unstable
+
+    @property
+    def mode(self) -> str:
+        return f"open:{self.rate:g}/s" if self.rate else f"clients:{self.connections}"
+
+
+def _one_run(url: str, plan: LoadPlan) -> LoadResult:
+    if plan.rate:
+        return run_open(url, plan.rate, plan.duration_s or 5.0, plan.connections,
+                        keepalive=plan.keepalive)
+    return run_closed(url, plan.connections, requests=plan.requests, duration=plan.duration_s,
+                      keepalive=plan.keepalive)
+
+
+def measure(url: str, plan: LoadPlan, app_pid: int, db_pid: int | None = None,
+            alive: Any = None) -> dict[str, Any]:
+    """Warm up, run the plan, and return the record's metrics (see module doc).
+
+    `alive`: a callable telling whether the stack still runs; a stack that died during
+    the measurement fails the case rather than reporting the answers it gave before.
+    """
+    if plan.warmup_requests:
+        run_closed(url, 1, requests=plan.warmup_requests, keepalive=plan.keepalive)
+    app, db = TreeCpu(app_pid), (TreeCpu(db_pid) if db_pid else None)
+    runs: list[LoadResult] = []
+    for _ in range(plan.repeats):
+        for tree in (db, app):
+            if tree is not None:
+                tree.begin()
+        result = _one_run(url, plan)
+        for tree in (app, db):
+            if tree is not None:
+                tree.end()
+        runs.append(result)
+        if alive is not None and not alive():
+            raise CaseFailed("the stack's server died during the measurement")
+    lost = [t.lost for t in (app, db) if t is not None and t.lost]
+    if lost:
+        raise CaseFailed("a CPU probe lost its process: " + "; ".join(lost))
+    return metrics_of(runs, plan, app, db)
+
+
+def metrics_of(runs: list[LoadResult], plan: LoadPlan, app: TreeCpu,
+               db: TreeCpu | None) -> dict[str, Any]:
+    requests = sum(r.requests for r in runs)
+    successes = sum(r.successes for r in runs)
+    failed = requests - successes
+    error_rate = failed / requests if requests else 1.0
+    if error_rate > plan.max_error_rate:
+        first = runs[-1]
+        raise CaseFailed(f"{failed} of {requests} requests failed ({error_rate:.1%} > "
+                         f"{plan.max_error_rate:.1%}): status {dict(first.status_counts)}, "
+                         f"socket errors {first.errors.total}")
+    rates = [r.successes_per_s for r in runs]
+    times = [1.0 / x for x in rates if x > 0]  # per-request seconds: the CI is over means
+    summary = summarize(times) if times else None
+    latency = LatencyHistogram()
+    for r in runs:
+        latency.merge(r.latency())
+    mean_rate = successes / sum(r.elapsed_s for r in runs) if runs else 0.0
+    ci_pct = summary.ci95_pct if summary and len(times) > 1 else None
+    out: dict[str, Any] = {
+        "ops_per_s": round(mean_rate, 1),
+        "ops_per_s_runs": [round(x, 1) for x in rates],
+        "ops_per_s_min": round(min(rates), 1) if rates else 0.0,
+        "ops_per_s_max": round(max(rates), 1) if rates else 0.0,
+        "ci95_pct": round(ci_pct, 2) if ci_pct is not None else None,
+        "unstable": (ci_pct is None and plan.repeats > 1) or (ci_pct or 0) > plan.target_ci_pct,
+        "repeats": len(runs),
+        "requests": requests,
+        "successes": successes,
+        "errors": {"non_2xx": sum(r.non_2xx for r in runs),
+                   **{k: sum(getattr(r.errors, k) for r in runs)
+                      for k in ("connect", "read", "write", "timeout", "parse")}},
+        "error_rate": round(error_rate, 5),
+        "bytes_per_request": round(sum(r.bytes for r in runs) / requests, 1) if requests
+        else 0,
+        "latency_us": latency.summary_us(),
+        "latency_hdr": latency.encode() if latency.count else None,
+        "latency_corrected": bool(plan.rate),
+        "app_cpu_us_per_req": round(app.cpu_s / successes * 1e6, 2) if successes else None,
+        "app_peak_rss_mb": round(app.peak_rss / 2**20, 1),
+        "db_cpu_us_per_req": round(db.cpu_s / successes * 1e6, 2) if db and successes
+        else None,
+        "generator_cpu_s": round(sum(r.process_cpu_s for r in runs), 3),
+        "load": {"connections": plan.connections, "requests": plan.requests,
+                 "duration_s": plan.duration_s, "rate": plan.rate, "keepalive": plan.keepalive,
+                 "repeats": plan.repeats, "warmup_requests": plan.warmup_requests},
+    }
+    if plan.rate:
+        reached = mean_rate / plan.rate
+        out["rate_reached"] = round(reached, 3)
+        if reached < 0.9:
+            out["unstable"] = True
+            out["note"] = f"reached {reached:.0%} of the asked rate"
+    return out

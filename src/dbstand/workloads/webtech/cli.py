@@ -1,0 +1,97 @@
+"""`dbstand run webtech`: the study's pages on every server stack, two tables."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Annotated
+
+import typer
+
+from dbstand.cli.common import console, redacted_argv, split_ints, split_list
+from dbstand.cli.run_common import Html, Output, finish
+from dbstand.engine.config import EngineConfig
+from dbstand.execution import RunRequest, default_output, execute
+from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
+from dbstand.stacks.manifest import stacks_for
+from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads.webtech.rules import TESTS
+from dbstand.workloads.webtech.workload import (
+    DEFAULT_CLIENTS,
+    DEFAULT_REPEATS,
+    DEFAULT_REQUESTS,
+    WORKLOAD,
+    WebtechOptions,
+    WebtechWorkload,
+    build_cases,
+)
+
+
+@contextlib.contextmanager
+def database(text: str | None) -> Iterator[TargetURL]:
+    """The target given, or a throwaway MariaDB (the study used MySQL) for the run."""
+    if text:
+        yield parse_target_url(text)
+        return
+    from dbstand.targets.mysql.managed import ManagedMariaDB
+
+    server = ManagedMariaDB()
+    try:
+        with console.status("starting a throwaway MariaDB for the db and cache tests..."):
+            record = server.start()
+        yield record.target()
+    finally:
+        server.stop()
+
+
+def run_webtech(
+    stack: Annotated[str | None, typer.Option(
+        help="Server stacks, comma-separated (default: every installed webtech stack; "
+             "`dbstand stack list --workload webtech`)")] = None,
+    test: Annotated[str, typer.Option(help="Tests: " + ",".join(TESTS))]
+        = "file,hello,loop,big,db,cache",
+    clients: Annotated[str, typer.Option(
+        help="Concurrent keep-alive clients per level, e.g. 1,4,16,64,256")]
+        = ",".join(map(str, DEFAULT_CLIENTS)),
+    requests: Annotated[int, typer.Option(help="Requests per client in each run")]
+        = DEFAULT_REQUESTS,
+    repeats: Annotated[int, typer.Option(help="Runs per case (mean and 95% CI)")]
+        = DEFAULT_REPEATS,
+    duration: Annotated[float | None, typer.Option(
+        help="Seconds per run instead of a request count")] = None,
+    open_loop: Annotated[bool, typer.Option(
+        "--open-loop", help="Also load each test at half its closed-loop maximum, with "
+                            "coordinated-omission-corrected latency")] = False,
+    keepalive: Annotated[bool, typer.Option("--keepalive/--no-keepalive")] = True,
+    workers: Annotated[int | None, typer.Option(
+        help="Worker processes/threads of each stack (default: the CPU count)")] = None,
+    max_error_rate: Annotated[float, typer.Option(
+        help="A case with more non-2xx answers or socket errors than this share fails")]
+        = 0.01,
+    target: Annotated[str | None, typer.Option(
+        help="Database of the db and cache tests (default: a throwaway MariaDB)")] = None,
+    prefix: Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
+        = DEFAULT_PREFIX,
+    output: Output = None,
+    html: Html = None,
+) -> None:
+    """webtech: file, hello, loop, big, db and cache pages (and TechEmpower's json and
+    plaintext) on every server stack; the study's one-user and four-user tables."""
+    check_prefix(prefix)
+    options = WebtechOptions(requests=requests, repeats=repeats, duration_s=duration,
+                             keepalive=keepalive, workers=workers, prefix=prefix,
+                             max_error_rate=max_error_rate)
+    stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
+    tests = split_list(test, "--test")
+    levels = split_ints(clients, "--clients")
+    cases = build_cases(parse_target_url(target) if target else None, stacks, tests, levels,
+                        open_loop, options)
+    workload = WebtechWorkload()
+    with database(target) as url:
+        cases = [type(c)(c.workload, c.stack, url, c.mode, c.op, c.params) for c in cases]
+        workload.use_target(url, prefix)
+        config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)
+        results = execute(RunRequest(workload, cases, config,
+                                     output or default_output(WORKLOAD), redacted_argv()),
+                          console)
+    finish(results, html)

@@ -1,0 +1,203 @@
+"""Workload `webtech`: the study's six small pages (and TechEmpower's json and
+plaintext) on server stacks in any language.
+
+A case is (stack, test, clients) on one database. Cases come grouped by stack: the
+stack is built and started once, verified by every rule of its tests (a stack that
+fails is recorded as failed with the reasons, and none of its cases is measured),
+measured for each test and client count, and stopped before the next stack starts.
+The study's load is the default: 1 client sending 1,000 requests one after another
+after one warm-up request, and 4 keep-alive clients; 3 repetitions each, the mean
+with its 95% interval. `open` cases load at half the closed-loop maximum measured
+for the same stack and test in this run, with coordinated-omission-corrected latency.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+from dbstand.engine.config import EngineConfig
+from dbstand.errors import CaseFailed, UserError
+from dbstand.probes.locate import server_pid
+from dbstand.stacks.build import ensure_built
+from dbstand.stacks.launcher import StackHandle, running_stack
+from dbstand.stacks.manifest import Manifest, get_manifest
+from dbstand.targets.url import TargetURL
+from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.http_load import LoadPlan, measure
+from dbstand.workloads.served import failures
+from dbstand.workloads.webtech.rules import STUDY_TESTS, TESTS
+from dbstand.workloads.webtech.verify import SERVED
+
+WORKLOAD = "webtech"
+DEFAULT_CLIENTS = (1, 4)
+DEFAULT_REQUESTS = 1_000      # per client and run: the study's single user sent 1,000
+DEFAULT_REPEATS = 3           # the study repeated each measurement 3 times
+OPEN = "open"
+
+
+@dataclass(frozen=True)
+class WebtechOptions:
+    requests: int = DEFAULT_REQUESTS
+    repeats: int = DEFAULT_REPEATS
+    duration_s: float | None = None
+    open_duration_s: float = 5.0
+    keepalive: bool = True
+    workers: int | None = None
+    prefix: str = "dbstand_"
+    max_error_rate: float = 0.01
+
+    def check(self) -> None:
+        if not 1 <= self.requests <= 10_000_000:
+            raise UserError("--requests must be from 1 to 10,000,000")
+        if not 1 <= self.repeats <= 100:
+            raise UserError("--repeats must be from 1 to 100")
+        if self.duration_s is not None and not 0 < self.duration_s <= 3600:
+            raise UserError("--duration must be from 0 to 3600 seconds")
+        if not 0 <= self.max_error_rate < 1:
+            raise UserError("--max-error-rate must be from 0 to 1")
+
+
+class WebtechCase(Case):
+    def label(self) -> str:
+        return f"webtech {self.stack} /{self.op} [{self.mode}]"
+
+
+def build_cases(target: TargetURL | None, stacks: list[str], tests: list[str],
+                clients: list[int], open_loop: bool, options: WebtechOptions) -> list[Case]:
+    """stacks x clients x tests (each stack only the tests it implements)."""
+    options.check()
+    for test in tests:
+        if test not in TESTS:
+            raise UserError(f"unknown webtech test {test!r} (known: {', '.join(TESTS)})")
+    for n in clients:
+        if not 1 <= n <= 10_000:
+            raise UserError(f"--clients must be from 1 to 10,000 (got {n})")
+    cases: list[Case] = []
+    params = {"requests": options.requests, "repeats": options.repeats,
+              "duration_s": options.duration_s, "keepalive": options.keepalive,
+              "workers": options.workers, "prefix": options.prefix,
+              "max_error_rate": options.max_error_rate}
+    placeholder = target or TargetURL(kind="mysql", scheme="mysql", host="127.0.0.1")
+    for stack in dict.fromkeys(stacks):
+        manifest = get_manifest(stack, WORKLOAD)
+        mine = [t for t in tests if t in manifest.tests]
+        for n in dict.fromkeys(clients):
+            cases += [WebtechCase(WORKLOAD, stack, placeholder, f"clients:{n}", test,
+                                  {**params, "clients": n}) for test in mine]
+        if open_loop:
+            cases += [WebtechCase(WORKLOAD, stack, placeholder, OPEN, test,
+                                  {**params, "clients": max(clients),
+                                   "duration_s": options.open_duration_s}) for test in mine]
+    if not cases:
+        raise UserError("no case: none of the stacks implements the tests asked for")
+    return cases
+
+
+class WebtechWorkload(Workload):
+    name = WORKLOAD
+    description = "server technologies on the same small pages (the 2002 study, seed 001)"
+    operations = TESTS
+
+    def __init__(self) -> None:
+        self.target: TargetURL | None = None
+        self._exit = contextlib.ExitStack()
+        self._running: tuple[str, StackHandle] | None = None
+        self._stack_exit: contextlib.ExitStack | None = None
+        self._failed: dict[str, str] = {}
+        self._best: dict[tuple[str, str], float] = {}
+        self._db_pid: int | None = None
+
+    # --- preflight: everything a user can get wrong, before any results file --------
+    def preflight(self, cases: list[Case]) -> None:
+        for stack in dict.fromkeys(c.stack for c in cases):
+            manifest = get_manifest(stack, WORKLOAD)
+            try:
+                ensure_built(manifest)
+            except UserError as exc:  # not installable here: recorded, the others run
+                self._failed[stack] = f"unavailable: {exc}"
+
+    def use_target(self, target: TargetURL, prefix: str) -> None:
+        """The database the stacks read (a managed server the CLI started, or given)."""
+        self.target = target
+        SERVED.prepare(target, prefix)
+        self._db_pid, _ = server_pid(target)
+
+    # --- one case -------------------------------------------------------------------
+    def _stack(self, case: Case) -> StackHandle:
+        if self._running is not None and self._running[0] == case.stack:
+            return self._running[1]
+        self._stop_stack()
+        manifest = get_manifest(case.stack, WORKLOAD)
+        prefix = case.params["prefix"]
+        needs_db = bool({"db", "cache"} & set(manifest.tests))
+        if needs_db and self.target is None:
+            raise CaseFailed("no database target for the db and cache tests")
+        stack_exit = contextlib.ExitStack()
+        handle = stack_exit.enter_context(running_stack(
+            manifest, target=self.target if needs_db else None, prefix=prefix,
+            workers=case.params["workers"], static_dir=SERVED.static_dir))
+        self._stack_exit, self._running = stack_exit, (case.stack, handle)
+        checks = SERVED.verify(handle, self.target, prefix)
+        problem = failures(checks)
+        if problem:
+            self._failed[case.stack] = f"verification failed: {problem}"
+            self._stop_stack()
+            raise CaseFailed(self._failed[case.stack])
+        return handle
+
+    def _stop_stack(self) -> None:
+        if self._stack_exit is not None:
+            stack_exit, self._stack_exit, self._running = self._stack_exit, None, None
+            stack_exit.close()
+
+    def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
+        if case.stack in self._failed:
+            raise CaseFailed(self._failed[case.stack])
+        handle = self._stack(case)
+        manifest = handle.manifest
+        p = case.params
+        url = f"{handle.base_url}/{case.op}"
+        key = (case.stack, case.op)
+        if case.mode == OPEN:
+            best = self._best.get(key)
+            if not best:
+                raise CaseFailed("no closed-loop figure to set the open-loop rate from")
+            plan = LoadPlan(connections=p["clients"], rate=round(best / 2, 1),
+                            duration_s=p["duration_s"], keepalive=p["keepalive"],
+                            repeats=p["repeats"], max_error_rate=p["max_error_rate"])
+        else:
+            n = p["clients"]
+            plan = LoadPlan(connections=n, requests=None if p["duration_s"] else
+                            p["requests"] * n, duration_s=p["duration_s"],
+                            keepalive=p["keepalive"], repeats=p["repeats"],
+                            max_error_rate=p["max_error_rate"])
+        progress(0, plan.repeats)
+        uses_db = case.op in ("db", "cache")
+        metrics = measure(url, plan, handle.pid, self._db_pid if uses_db else None,
+                          alive=handle.alive)
+        progress(plan.repeats, plan.repeats)
+        if case.mode != OPEN:
+            self._best[key] = max(self._best.get(key, 0.0), metrics["ops_per_s"])
+        metrics.update({"test": case.op, "clients": p["clients"],
+                        "study_test": case.op in STUDY_TESTS, "stack_labels": manifest.labels,
+                        "stack_description": manifest.description})
+        return CaseOutcome(metrics=metrics, server=self._server_facts(manifest),
+                           packages=self.package_versions(case))
+
+    def _server_facts(self, manifest: Manifest) -> dict[str, Any]:
+        facts: dict[str, Any] = {"app_server": manifest.web_server, "stack": manifest.name}
+        if self.target is not None:
+            facts["database"] = self.target.redacted()
+        return facts
+
+    def package_versions(self, case: Case) -> dict[str, str]:
+        manifest = get_manifest(case.stack, WORKLOAD)
+        return {"debian": " ".join(manifest.debian), "pip": " ".join(manifest.pip)}
+
+    def close(self) -> None:
+        try:
+            self._stop_stack()
+        finally:
+            self._exit.close()
