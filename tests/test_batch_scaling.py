@@ -13,7 +13,7 @@ from rich.console import Console
 
 from dbstand.engine.config import EngineConfig
 from dbstand.execution import RunRequest, execute
-from dbstand.report.render import render_json, render_terminal
+from dbstand.report.render import render, render_terminal
 from dbstand.stacks.catalog import STACKS, StackSpec
 from dbstand.targets.url import parse_target_url
 from dbstand.workloads import get_workload
@@ -93,7 +93,7 @@ def test_superlinear_path_is_flagged(tmp_path: Path, test_stacks: None) -> None:
     results = run(tmp_path, "sqlite3-unindexed", ["delete_by_value", "executemany"],
                   ["delete"], [1000, 2000, 4000])
     assert all(r["status"] == "ok" for r in results.cases)
-    fits = {s["name"]: s for s in json.loads(render_json(results))["scaling"]}
+    fits = {s["name"]: s for s in json.loads(render(results, "json"))["scaling"]}
     slow = fits["sqlite3-unindexed delete_by_value"]
     assert slow["exponent"] > SUPERLINEAR_EXPONENT and slow["verdict"] == "superlinear", fits
     assert slow["confident"] and slow["sizes"] == 3

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -10,14 +9,7 @@ import typer
 
 from dbstand.cli.common import console
 from dbstand.errors import UserError
-from dbstand.report.html import render_html
-from dbstand.report.render import (
-    FORMATS,
-    render_csv,
-    render_json,
-    render_markdown,
-    render_terminal,
-)
+from dbstand.report.render import FORMATS, render, render_terminal, write_report
 from dbstand.results.store import read_results
 
 
@@ -32,15 +24,11 @@ def report(
     if format not in FORMATS:
         raise UserError(f"unknown format {format!r} (known: {', '.join(FORMATS)})")
     results = read_results(file)
-    if format == "table":
+    if format == "table" and output is None:
         render_terminal(results, console)
         return
-    text = {"markdown": render_markdown, "csv": render_csv, "json": render_json,
-            "html": render_html}[format](results)
     if output is None:
-        typer.echo(text, nl=False)
+        typer.echo(render(results, format), nl=False)
         return
-    tmp = output.with_name(f".{output.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, output)
+    write_report(results, output, format)
     console.print(f"wrote {output}")

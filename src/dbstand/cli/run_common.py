@@ -25,13 +25,12 @@ Html = Annotated[Path | None, typer.Option("--html", help="Also write the HTML r
 
 def finish(results: ResultsFile, html: Path | None) -> None:
     """Print the table and where things are; exit 1 if a case failed (for CI)."""
-    from dbstand.report.html import write_html
-    from dbstand.report.render import render_terminal
+    from dbstand.report.render import render_terminal, write_report
 
     render_terminal(results, console)
     console.print(f"results: [bold]{results.path}[/]")
     if html is not None:
-        write_html(results, html)
+        write_report(results, html, "html")
         console.print(f"report: [bold]{html}[/]")
     failed = sum(1 for c in results.cases if c.get("status") != "ok")
     if failed:

@@ -27,6 +27,8 @@ class WorkloadEntry:
     commands: dict[str, str] = field(default_factory=dict)
     #: served over HTTP by server stacks: "module:attr" of its ServedWorkload
     served: str | None = None
+    #: "module:function(records, title) -> report.model.Report" of its report section
+    report: str = "dbstand.workloads.kv.report:build"
 
     def load(self) -> type[Workload]:
         module_name, _, attr = self.workload.partition(":")
@@ -41,19 +43,20 @@ ENTRIES: dict[str, WorkloadEntry] = {e.name: e for e in (
                   f"{_P}.kv.workload:KvWorkload", {"run": f"{_P}.kv.cli:run_kv"}),
     WorkloadEntry("batch", "bulk insert/update/delete through every driver's batch APIs",
                   ("insert", "update", "delete"),
-                  f"{_P}.batch.workload:BatchWorkload", {"run": f"{_P}.batch.cli:run_batch"}),
+                  f"{_P}.batch.workload:BatchWorkload", {"run": f"{_P}.batch.cli:run_batch"},
+                  report=f"{_P}.batch.report:build"),
     WorkloadEntry("parking", "the ORM study's OLTP service driven over HTTP by its suite",
                   ("pass",), f"{_P}.parking.workload:ParkingWorkload",
                   {"run": f"{_P}.parking.cli_run:run_parking",
                    "serve": f"{_P}.parking.cli_serve:serve_parking",
                    "verify": f"{_P}.parking.cli_verify:verify_parking"},
-                  served=f"{_P}.parking.served:SERVED"),
+                  served=f"{_P}.parking.served:SERVED", report=f"{_P}.parking.report:build"),
     WorkloadEntry("webtech", "server technologies on the same small pages (file, hello, "
                   "loop, big, db, cache)", ("file", "hello", "loop", "big", "db", "cache",
                                             "json", "plaintext"),
                   f"{_P}.webtech.workload:WebtechWorkload",
                   {"run": f"{_P}.webtech.cli:run_webtech"},
-                  served=f"{_P}.webtech.verify:SERVED"),
+                  served=f"{_P}.webtech.verify:SERVED", report=f"{_P}.webtech.report:build"),
 )}
 
 #: named in the specs but not built yet: listed so users see what is coming

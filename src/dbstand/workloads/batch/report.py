@@ -8,19 +8,11 @@ shows exactly what the run showed. Units and directions are named in every table
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from rich import box
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
-from dbstand.results.store import ResultsFile
+from dbstand.report import model
 from dbstand.workloads.batch.scaling import SUPERLINEAR_EXPONENT, ScalingFit, scaling
 
 OP_ORDER = ("insert", "update", "delete")
@@ -78,11 +70,6 @@ class Section:
     @property
     def limits(self) -> list[Line]:
         return [line for line in self.lines if line.limit]
-
-
-def is_batch(results: ResultsFile) -> bool:
-    return (results.header or {}).get("workload") == "batch" or (
-        bool(results.cases) and all(c.get("workload") == "batch" for c in results.cases))
 
 
 def sections(records: list[dict[str, Any]]) -> list[Section]:
@@ -178,29 +165,6 @@ def _rows_per_s(line: Line, n: int) -> float | None:
 
 
 # --- terminal ---------------------------------------------------------------------
-def render_terminal(results: ResultsFile, console: Console) -> None:
-    header = results.header or {}
-    for section in sections(results.cases):
-        table = Table(title=f"batch {section.op} on {section.target}: seconds per batch (↓), "
-                            f"run {header.get('run_id', '?')}",
-                      header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
-        for title, right in columns(section):
-            table.add_column(title, justify="right" if right else "left", no_wrap=True)
-        for line in section.lines:
-            style = "cyan" if line.limit else (
-                "red" if line.fit and line.fit.flagged else None)
-            if any(c.get("status") != "ok" for c in line.cells.values()):
-                style = "red"
-            table.add_row(*map(escape, row(section, line)), style=style)
-        console.print(table)
-        console.print(escape(ranking_sentence(section)), highlight=False)
-    for line in footnotes(results):
-        console.print(escape(line), highlight=False)
-    console.print(escape(CAPTION), style="dim", highlight=False)
-    if not results.complete:
-        console.print(f"[yellow]note:[/] this run is {results.status}")
-
-
 def columns(section: Section) -> list[tuple[str, bool]]:
     cols = [("#", True), ("stack", False), ("api", False)]
     cols += [(f"{n:,} rows s", True) for n in section.sizes]
@@ -231,11 +195,11 @@ def ranking_sentence(section: Section) -> str:
     return text
 
 
-def footnotes(results: ResultsFile) -> list[str]:
+def footnotes(records: list[dict[str, Any]]) -> list[str]:
     """Failures, superlinear warnings, and what each api does."""
     out: list[str] = []
     forms: dict[str, str] = {}
-    for section in sections(results.cases):
+    for section in sections(records):
         for line in section.lines:
             for n, c in sorted(line.cells.items()):
                 if c.get("status") != "ok":
@@ -247,35 +211,10 @@ def footnotes(results: ResultsFile) -> list[str]:
             if line.form:
                 forms.setdefault(line.name, line.form)
     out += [f"{name}: {form}" for name, form in forms.items()]
-    unstable = sum(1 for c in results.cases if c.get("unstable"))
+    unstable = sum(1 for c in records if c.get("unstable"))
     if unstable:
         out.append(f"! {unstable} case(s) UNSTABLE: the 95% CI stayed wider than the target")
     return out
-
-
-# --- markdown, csv, json --------------------------------------------------------
-def render_markdown(results: ResultsFile) -> str:
-    header = results.header or {}
-    out = [f"## dbstand batch run {header.get('run_id', '?')} ({results.status})", ""]
-    for section in sections(results.cases):
-        out += [f"### {section.op} on {section.target}: seconds per batch, COMMIT included "
-                "(lower is better)", ""]
-        cols = columns(section)
-        out.append("| " + " | ".join(t for t, _ in cols) + " |")
-        out.append("|" + "|".join("---:" if right else "---" for _, right in cols) + "|")
-        for line in section.lines:
-            out.append("| " + " | ".join(v.replace("|", "\\|") for v in row(section, line))
-                       + " |")
-        out += ["", f"rows/s (higher is better) for {section.op}:", ""]
-        out.append("| api | " + " | ".join(f"{n:,} rows" for n in section.sizes) + " |")
-        out.append("|---|" + "---:|" * len(section.sizes))
-        for line in section.lines:
-            out.append(f"| {line.name} | " + " | ".join(fmt_rate(_rows_per_s(line, n))
-                                                       for n in section.sizes) + " |")
-        out += ["", ranking_sentence(section), ""]
-    out += [f"- {line}" for line in footnotes(results)]
-    out += ["", CAPTION]
-    return "\n".join(out) + "\n"
 
 
 LONG_COLUMNS = ("target", "stack", "api", "op", "rows", "limit", "status", "seconds",
@@ -284,9 +223,9 @@ LONG_COLUMNS = ("target", "stack", "api", "op", "rows", "limit", "status", "seco
                 "unstable", "error", "api_form")
 
 
-def long_rows(results: ResultsFile) -> Iterator[dict[str, Any]]:
+def long_rows(records: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """One row per (target, stack, api, op, rows): the CSV and JSON shape."""
-    for section in sections(results.cases):
+    for section in sections(records):
         for line in section.lines:
             at_rank = section.ranked_at
             for n in section.sizes:
@@ -310,28 +249,48 @@ def long_rows(results: ResultsFile) -> Iterator[dict[str, Any]]:
                 }
 
 
-def render_csv(results: ResultsFile) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=LONG_COLUMNS, extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(long_rows(results))
-    return buf.getvalue()
-
-
-def render_json(results: ResultsFile) -> str:
-    payload: dict[str, Any] = {
-        "run": results.header, "status": results.status, "complete": results.complete,
-        "rows": list(long_rows(results)),
-        "scaling": [{"target": s.target, "op": s.op, "name": line.name,
-                     "exponent": line.fit.exponent, "sizes": line.fit.sizes,
-                     "r2": line.fit.r2, "verdict": line.fit.verdict,
-                     "exponent_low": line.fit.exponent_low,
-                     "confident": line.fit.confident}
-                    for s in sections(results.cases) for line in s.lines if line.fit],
-        "ranking": {f"{s.op} {s.target}": {"rows": s.ranked_at,
-                                           "fastest_first": [line.name for line in s.apis
-                                                             if line.rank is not None]}
-                    for s in sections(results.cases)},
-        "superlinear_exponent": SUPERLINEAR_EXPONENT,
-    }
-    return json.dumps(payload, indent=2, default=str) + "\n"
+def build(records: list[dict[str, Any]], title: str) -> model.Report:
+    """Per op and target: seconds per batch by size, ranking, scaling; a rows/s chart
+    at the largest size."""
+    largest: dict[str, int] = {}
+    for r in records:
+        largest[r["op"]] = max(largest.get(r["op"], 0), int(r.get("rows") or 0))
+    blocks: list[Any] = []
+    chart_groups: list[tuple[str, list[model.Bar]]] = []
+    for section in sections(records):
+        anchor = f"batch-{section.op}-{len(blocks)}"
+        cols = [model.Column(f"c{i}", name, right)
+                for i, (name, right) in enumerate(columns(section))]
+        styles: list[str | None] = []
+        for line in section.lines:
+            style = "limit" if line.limit else ("failed" if line.fit and line.fit.flagged
+                                                else None)
+            if any(c.get("status") != "ok" for c in line.cells.values()):
+                style = "failed"
+            styles.append(style)
+        blocks.append(model.Table(f"batch {section.op} on {section.target}: seconds per batch, "
+                            "COMMIT included (↓ lower is better)", cols,
+                            [{f"c{i}": v for i, v in enumerate(row(section, line))}
+                             for line in section.lines], styles, anchor=anchor))
+        blocks.append(ranking_sentence(section))
+        n = largest.get(section.op, 0)
+        chart_groups.append((f"{section.op} ({n:,} rows)", [
+            model.Bar(line.name, rate) for line in section.lines
+            if (rate := _rows_per_s(line, n)) is not None]))
+    chart = model.BarChart("Rows per second at the largest size", "rows per second (higher is "
+                     "better)", chart_groups, anchor="chart-rows",
+                     table_anchor=blocks[0].anchor if blocks else "",
+                     note="Bars: rows per second of the mean batch time.")
+    sections_out = [model.Section("Throughput", [chart]), model.Section("Batches", blocks)]
+    fits = [{"target": s.target, "op": s.op, "name": line.name, "exponent": line.fit.exponent,
+             "sizes": line.fit.sizes, "r2": line.fit.r2, "verdict": line.fit.verdict,
+             "exponent_low": line.fit.exponent_low, "confident": line.fit.confident}
+            for s in sections(records) for line in s.lines if line.fit]
+    ranking = {f"{s.op} {s.target}": {"rows": s.ranked_at,
+                                      "fastest_first": [line.name for line in s.apis
+                                                        if line.rank is not None]}
+               for s in sections(records)}
+    return model.Report(title, sections_out, notes=footnotes(records), caption=CAPTION,
+                  data=list(long_rows(records)), data_columns=list(LONG_COLUMNS),
+                  extra={"scaling": fits, "ranking": ranking,
+                         "superlinear_exponent": SUPERLINEAR_EXPONENT})

@@ -8,17 +8,9 @@ showed. Units and directions are named in every table.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from typing import Any
 
-from rich import box
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
-from dbstand.results.store import ResultsFile
+from dbstand.report.model import Bar, BarChart, Column, Report, Section, Table
 
 KINDS = (("select", "SELECT"), ("select_for_update", "FOR UPD"), ("update", "UPDATE"),
          ("insert", "INSERT"), ("delete", "DELETE"))
@@ -31,11 +23,6 @@ FUNCTIONS = ("get_service_info", "create_reservation", "pay_reservation", "get_u
 CAPTION = ("passes/s ↑ higher is better (68 calls a pass; ±: 95% CI over batches); "
            "ms, CPU ms, statements, log KB and lines are per pass, ↓ lower is better; "
            "logging cost: time and app CPU per pass with logging on vs off, in % of off.")
-
-
-def is_parking(results: ResultsFile) -> bool:
-    return (results.header or {}).get("workload") == "parking" or (
-        bool(results.cases) and all(c.get("workload") == "parking" for c in results.cases))
 
 
 def _key(r: dict[str, Any]) -> tuple[str, str, int]:
@@ -68,11 +55,11 @@ def _num(x: float | None, digits: int = 1) -> str:
     return "–" if x is None else f"{x:,.{digits}f}"
 
 
-def rows(results: ResultsFile) -> list[dict[str, Any]]:
+def rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One flat row per case: what every output format shows."""
-    costs = logging_costs(results.cases)
+    costs = logging_costs(records)
     out = []
-    for r in results.cases:
+    for r in records:
         params = r.get("params", {})
         row: dict[str, Any] = {
             "target": r.get("target"), "stack": r.get("stack"),
@@ -136,9 +123,9 @@ def _study_row(several_targets: bool) -> list[str]:
                    *(STUDY[k] for k, _ in KINDS), "", "", ""]
 
 
-def function_table(results: ResultsFile) -> tuple[list[str], list[list[str]]]:
+def function_table(records: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     """Per-function latency, p50 / p99 in µs, one column per measured case."""
-    ok = [r for r in results.cases if r.get("status") == "ok" and r.get("functions")]
+    ok = [r for r in records if r.get("status") == "ok" and r.get("functions")]
     several = len({str(r.get("target")) for r in ok}) > 1
     header = ["function", "calls/pass"] + [
         (f"{r.get('target_kind')} " if several else "") +
@@ -156,29 +143,29 @@ def function_table(results: ResultsFile) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
-def footnotes(results: ResultsFile) -> list[str]:
+def footnotes(records: list[dict[str, Any]]) -> list[str]:
     lines = []
-    for r in results.cases:
+    for r in records:
         if r.get("status") != "ok":
             lines.append(f"FAILED {r.get('stack')} logging {r.get('logging') or ''} "
                          f"users {r.get('params', {}).get('users')}: {r.get('error')}")
     sources = {(r.get("target_kind"), r.get("statements_source"), r.get("statements_note", ""))
-               for r in results.cases if r.get("status") == "ok"}
+               for r in records if r.get("status") == "ok"}
     for kind, source, note in sorted(sources, key=str):
         lines.append(f"statements on {kind}: {source}" + (f" ({note})" if note else ""))
-    dbs = {(r.get("target_kind"), r.get("db_pid_source")) for r in results.cases
+    dbs = {(r.get("target_kind"), r.get("db_pid_source")) for r in records
            if r.get("status") == "ok"}
     for kind, source in sorted(dbs, key=str):
         lines.append(f"DB CPU on {kind}: {source}")
-    if any(r.get("status") == "ok" for r in results.cases):
+    if any(r.get("status") == "ok" for r in records):
         lines.append("Each batch starts from re-seeded places (untimed); the conformance "
                      "suite passed before each case was measured.")
     return lines
 
 
-def _grid(results: ResultsFile) -> tuple[list[tuple[str, bool]], list[list[str]]]:
+def _grid(records: list[dict[str, Any]]) -> tuple[list[tuple[str, bool]], list[list[str]]]:
     """Headers and cells (study row last), without columns no case filled."""
-    data = rows(results)
+    data = rows(records)
     several = len({str(r["target"]) for r in data}) > 1
     headers = _headers(several)
     cells = [_cells(r, several) for r in data]
@@ -193,70 +180,35 @@ def _grid(results: ResultsFile) -> tuple[list[tuple[str, bool]], list[list[str]]
     return [headers[i] for i in keep], grid
 
 
-def render_terminal(results: ResultsFile, console: Console) -> None:
-    data = rows(results)
-    header = results.header or {}
-    title = f"dbstand parking run {header.get('run_id', '?')} ({results.status})"
-    if len({str(r["target"]) for r in data}) == 1:
-        title += f"\non {data[0]['target']}"
-    headers, grid = _grid(results)
-    table = Table(title=title, caption=CAPTION, box=box.SIMPLE_HEAD, header_style="bold",
-                  pad_edge=False, collapse_padding=True)
-    for name, right in headers:
-        table.add_column(name, justify="right" if right else "left", overflow="fold",
-                         no_wrap=name in ("stack", "passes/s"))
-    for i, cells in enumerate(grid):
-        if i < len(data):
-            row = data[i]
-            style = "red" if row["status"] != "ok" else ("yellow" if row["unstable"] else None)
-        else:
-            style = "cyan"
-        table.add_row(*(escape(c) for c in cells), style=style)
-    console.print(table)
-    head, body = function_table(results)
+def build(records: list[dict[str, Any]], title: str) -> Report:
+    """The study's table (study row last), per-function latency, footnotes."""
+    data = rows(records)
+    if len({str(r["target"]) for r in data}) == 1 and data:
+        title += f" on {data[0]['target']}"
+    headers, grid = _grid(records)
+    columns = [Column(f"c{i}", name, right) for i, (name, right) in enumerate(headers)]
+    styles: list[str | None] = [
+        ("failed" if row["status"] != "ok" else "unstable" if row["unstable"] else None)
+        for row in data] + ["limit"] * (len(grid) - len(data))
+    blocks: list[Any] = [Table("", columns, [{f"c{i}": cell for i, cell in enumerate(line)}
+                                             for line in grid], styles, CAPTION,
+                               anchor="parking")]
+    head, body = function_table(records)
     if body and len(head) > 2:
-        latency = Table(title="latency per function: p50 / p99 in ms (↓ lower is better)",
-                        box=box.SIMPLE_HEAD, header_style="bold")
-        for i, name in enumerate(head):
-            latency.add_column(escape(name), justify="left" if i == 0 else "right")
-        for line in body:
-            latency.add_row(*line)
-        console.print(latency)
-    for line in footnotes(results):
-        console.print(escape(line), highlight=False)
-    for warning in results.warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
-
-
-def render_markdown(results: ResultsFile) -> str:
-    headers, grid = _grid(results)
-    out = [f"### dbstand parking run {(results.header or {}).get('run_id', '?')} "
-           f"({results.status})", "", "| " + " | ".join(h for h, _ in headers) + " |",
-           "|" + "|".join("---:" if right else "---" for _, right in headers) + "|"]
-    for cells in grid:
-        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    head, body = function_table(results)
-    if body and len(head) > 2:
-        out += ["", "Latency per function, p50 / p99 in ms:", "",
-                "| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
-        out += ["| " + " | ".join(line) + " |" for line in body]
-    out += ["", CAPTION, ""] + [f"- {line}" for line in footnotes(results)]
-    return "\n".join(out) + "\n"
-
-
-def render_csv(results: ResultsFile) -> str:
-    data = rows(results)
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(data[0]) if data else ["stack"])
-    writer.writeheader()
-    for row in data:
-        writer.writerow(row)
-    return buf.getvalue()
-
-
-def render_json(results: ResultsFile) -> str:
-    head, body = function_table(results)
-    payload = {"run": results.header, "status": results.status, "complete": results.complete,
-               "rows": rows(results), "study_statements_per_pass": STUDY,
-               "latency_ms_p50_p99": {"columns": head, "rows": body}}
-    return json.dumps(payload, indent=2, default=str) + "\n"
+        blocks.append(Table("latency per function: p50 / p99 in ms (↓ lower is better)",
+                            [Column(f"f{i}", name, i > 0) for i, name in enumerate(head)],
+                            [{f"f{i}": cell for i, cell in enumerate(line)} for line in body],
+                            anchor="functions"))
+    ok = [r for r in data if r["status"] == "ok" and r.get("passes_per_s")]
+    if ok:
+        blocks.insert(0, BarChart(
+            "Suite passes per second", "passes per second (higher is better)",
+            [(f"logging {log}", [Bar(f"{r['stack']} ×{r['users']}", r["passes_per_s"])
+                                 for r in ok if r.get("logging") == log])
+             for log in dict.fromkeys(r.get("logging") for r in ok)],
+            anchor="chart-passes", table_anchor="parking",
+            note="Bars: mean passes per second over the counted batches."))
+    return Report(title, [Section("", blocks)], notes=footnotes(records),
+                  data=data, data_columns=list(data[0]) if data else ["stack"],
+                  extra={"study_statements_per_pass": STUDY,
+                         "latency_ms_p50_p99": {"columns": head, "rows": body}})

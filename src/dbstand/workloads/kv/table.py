@@ -8,68 +8,7 @@ of the same operation in the same run; ratios, never cross-machine absolutes.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
-
-
-@dataclass(frozen=True)
-class Column:
-    key: str
-    title: str
-    numeric: bool = False
-
-
-COLUMNS = (
-    Column("stack", "stack"),
-    Column("target", "target"),
-    Column("mode", "mode"),
-    Column("op", "op"),
-    Column("ops_per_s", "ops/s (higher=better)", True),
-    Column("ci95_pct", "±CI95 %", True),
-    Column("relative", "vs best op", True),
-    Column("iterations", "iters", True),
-    Column("p50", "p50 µs (lower=better)", True),
-    Column("p99", "p99 µs", True),
-    Column("p999", "p99.9 µs", True),
-    Column("max", "max µs", True),
-    Column("latency", "latency timed"),
-    Column("harness_overhead_ns", "harness ns/op", True),
-    Column("client_cpu_us", "client CPU µs/op (lower=better)", True),
-    Column("server_cpu_us", "server CPU µs/op (lower=better)", True),
-    Column("server_rss_mb", "server peak RSS MB", True),
-    Column("stmts_per_op", "statements/op", True),
-    Column("stmt_kinds", "statements by kind/op"),
-    Column("note", "note"),
-)
-
-#: probe columns: shown when at least one row has a value
-PROBE_KEYS = ("client_cpu_us", "server_cpu_us", "server_rss_mb", "stmts_per_op", "stmt_kinds")
-
-
-#: the narrower set the terminal shows (every format keeps the units' meaning)
-TERMINAL_COLUMNS = (
-    Column("stack", "stack"),
-    Column("target", "target"),
-    Column("mode", "mode"),
-    Column("op", "op"),
-    Column("ops_per_s", "ops/s ↑", True),
-    Column("ci95_pct", "±CI%", True),
-    Column("relative", "vs best", True),
-    Column("iterations", "n", True),
-    Column("p50", "p50 µs ↓", True),
-    Column("p99", "p99 µs", True),
-    Column("p999", "p99.9 µs", True),
-    Column("client_cpu_us", "cli CPU µs/op", True),
-    Column("server_cpu_us", "srv CPU µs/op", True),
-    Column("stmts_per_op", "stmts/op", True),
-    Column("note", "note"),
-)
-TERMINAL_CAPTION = ("↑ higher is better, ↓ lower is better. "
-                    "ops/s: mean over iterations, ±CI%: its 95% confidence interval; "
-                    "n: iterations; latency per operation in µs; CPU (user+sys) of the "
-                    "client and of the database server and statements counted by the "
-                    "server, per operation. "
-                    "`dbstand report FILE -f csv` has every column.")
 
 
 def _fmt(value: Any, digits: int = 1) -> str:

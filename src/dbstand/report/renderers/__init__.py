@@ -1,0 +1,23 @@
+"""One renderer per format, each drawing a report.model.Report; none knows a
+workload. Adding a format is adding a module here and a line in FORMATS."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from dbstand.report.model import Report
+
+#: format -> module with `render(report) -> str`
+FORMATS = {"table": "terminal", "markdown": "markdown", "csv": "csv_text", "json": "json_text",
+           "html": "html"}
+
+
+def renderer(name: str) -> Callable[[Report], str]:
+    from dbstand.errors import UserError
+
+    if name not in FORMATS:
+        raise UserError(f"unknown format {name!r} (known: {', '.join(FORMATS)})")
+    module = importlib.import_module(f"dbstand.report.renderers.{FORMATS[name]}")
+    render: Callable[[Report], str] = module.render
+    return render

@@ -1,0 +1,117 @@
+"""kv's contribution to the report: one row per case (every column in the exports,
+the compact set in the terminal), throughput and latency charts, sweep lines."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbstand.report.model import Bar, BarChart, Column, DotChart, Report, Section, Table
+from dbstand.workloads.kv.table import formatted, stack_label, sweep_lines, table_rows
+
+#: probe columns: shown when at least one row has a value
+PROBE_KEYS = ("client_cpu_us", "server_cpu_us", "server_rss_mb", "stmts_per_op", "stmt_kinds")
+
+COLUMNS = (
+    Column("stack", "stack"),
+    Column("target", "target"),
+    Column("mode", "mode"),
+    Column("op", "op"),
+    Column("ops_per_s", "ops/s ↑", True),
+    Column("ci95_pct", "±CI%", True),
+    Column("relative", "vs best", True),
+    Column("iterations", "n", True),
+    Column("p50", "p50 µs ↓", True),
+    Column("p99", "p99 µs", True),
+    Column("p999", "p99.9 µs", True),
+    Column("max", "max µs", True, compact=False),
+    Column("latency", "latency timed", compact=False),
+    Column("harness_overhead_ns", "harness ns/op", True, compact=False),
+    Column("client_cpu_us", "cli CPU µs/op ↓", True),
+    Column("server_cpu_us", "srv CPU µs/op ↓", True),
+    Column("server_rss_mb", "srv peak RSS MB", True, compact=False),
+    Column("stmts_per_op", "stmts/op", True),
+    Column("stmt_kinds", "statements by kind/op", compact=False),
+    Column("note", "note"),
+)
+CAPTION = ("↑ higher is better, ↓ lower is better. ops/s: mean over iterations, ±CI%: its "
+           "95% confidence interval; n: iterations; latency per operation in µs; CPU "
+           "(user+sys) of the client and of the database server and statements counted by "
+           "the server, per operation. `dbstand report FILE -f csv` has every column.")
+DATA_KEYS = [c.key for c in COLUMNS] + ["unstable", "failed"]
+
+
+def _constant(records: list[dict[str, Any]], rows: list[dict[str, Any]]) -> set[str]:
+    """Columns the compact view can drop: one target (in the title), one mode, `vs best`
+    when no operation was measured twice, empty probes."""
+    drop = set()
+    if len({str(c.get("target")) for c in records}) == 1:
+        drop.add("target")
+    if len({c.get("mode") for c in records}) == 1:
+        drop.add("mode")
+    ops = [(c.get("workload"), c.get("op")) for c in records]
+    if len(ops) == len(set(ops)):
+        drop.add("relative")
+    if not any(r["note"] for r in rows):
+        drop.add("note")
+    drop.update(key for key in PROBE_KEYS if all(r.get(key) is None for r in rows))
+    return drop
+
+
+def notes(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> list[str]:
+    """What does not fit in a cell: failures, and the native form of each op."""
+    lines = [f"FAILED {row['stack']} {row['op']}: {row['error']}" for row in rows
+             if row["failed"]]
+    forms: dict[tuple[str, str, str], list[str]] = {}
+    for row in rows:
+        if row.get("op_form"):
+            key = (row["target"].split(":", 1)[0], row["op"], row["op_form"])
+            if row["stack"] not in forms.setdefault(key, []):
+                forms[key].append(row["stack"])
+    several = len({stack for stacks in forms.values() for stack in stacks}) > 1
+    for (kind, op, form), stacks in forms.items():
+        who = f" ({', '.join(stacks)})" if several else ""
+        lines.append(f"{op} on {kind}: {form}{who}")
+    if any(row.get("limit") for row in rows):
+        lines.append("LIMIT: a native client (pgbench) on the same table and statements: "
+                     "how far the Python stacks are from what the server and network give")
+    unstable = sum(1 for r in rows if r["unstable"])
+    if unstable:
+        lines.append(f"{unstable} case(s) UNSTABLE: their 95% confidence interval stayed "
+                     "wider than the target; rerun on a quieter machine or raise "
+                     "--max-iterations.")
+    return lines + sweep_lines(records)
+
+
+def charts(records: list[dict[str, Any]]) -> list[BarChart | DotChart]:
+    ok = [r for r in records if r.get("status") == "ok" and r.get("ops_per_s")]
+    groups: dict[str, list[Bar]] = {}
+    for r in ok:
+        half = r["ops_per_s"] * (r.get("ci95_pct") or 0) / 100
+        groups.setdefault(r["op"], []).append(Bar(
+            f"{stack_label(r)} [{r['mode']}]", r["ops_per_s"], r["ops_per_s"] - half,
+            r["ops_per_s"] + half, "UNSTABLE" if r.get("unstable") else ""))
+    latency = [(f"{stack_label(r)} {r['op']} [{r['mode']}]", r["latency_us"]) for r in ok
+               if r.get("latency_us")]
+    return [BarChart("Throughput per operation", "operations per second (higher is better)",
+                     list(groups.items()), anchor="chart-throughput", table_anchor="cases"),
+            DotChart("Latency per operation", "µs per operation, log scale (lower is better)",
+                     ["p50", "p90", "p99", "p999"], latency, anchor="chart-latency",
+                     table_anchor="cases",
+                     note="Per-operation latency percentiles from HDR histograms.")]
+
+
+def build(records: list[dict[str, Any]], title: str) -> Report:
+    rows = table_rows(records)
+    drop = _constant(records, rows)
+    columns = [Column(c.key, c.title, c.numeric, c.compact and c.key not in drop)
+               for c in COLUMNS]
+    if "target" in drop and records:
+        title += f" on {records[0].get('target')}"
+    table = Table("", columns, [{c.key: formatted(row, c.key) for c in COLUMNS}
+                                for row in rows],
+                  ["failed" if r["failed"] else "unstable" if r["unstable"] else
+                   "limit" if r.get("limit") else None for r in rows], anchor="cases")
+    return Report(title, [Section("Charts", [*charts(records)]), Section("Cases", [table])],
+                  notes=notes(rows, records), caption=CAPTION,
+                  data=[{k: row.get(k) for k in DATA_KEYS} for row in rows],
+                  data_columns=DATA_KEYS)
