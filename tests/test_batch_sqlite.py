@@ -55,7 +55,7 @@ def test_report_formats(cli, tmp_path: Path) -> None:
     assert res.code == 0, res.stderr
     md = cli("report", str(out), "-f", "markdown")
     assert md.code == 0, md.stderr
-    assert "### insert on sqlite:///" in md.stdout and "rows/s (higher is better)" in md.stdout
+    assert "batch insert on sqlite:///" in md.stdout and "rows/s (higher is better)" in md.stdout
     assert "| 1 | sqlite3 | values |" in md.stdout
     rows = list(csv.DictReader(io.StringIO(cli("report", str(out), "-f", "csv").stdout)))
     assert {(r["api"], r["op"], r["rows"]) for r in rows} == {

@@ -23,6 +23,8 @@ def table_lines(table: Table) -> list[str]:
 def render(report: Report) -> str:
     out = [f"### {report.title}", ""]
     for section in report.sections:
+        if not any(isinstance(b, Table | str) for b in section.blocks):
+            continue  # charts only: Markdown has no charts
         if section.title:
             out += [f"#### {section.title}", ""]
         for block in section.blocks:

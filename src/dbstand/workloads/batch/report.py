@@ -272,6 +272,12 @@ def build(records: list[dict[str, Any]], title: str) -> model.Report:
                             "COMMIT included (↓ lower is better)", cols,
                             [{f"c{i}": v for i, v in enumerate(row(section, line))}
                              for line in section.lines], styles, anchor=anchor))
+        blocks.append(model.Table(
+            f"rows/s (higher is better) for {section.op}",
+            [model.Column("api", "api"), *(model.Column(f"n{n}", f"{n:,} rows", True)
+                                           for n in section.sizes)],
+            [{"api": line.name, **{f"n{n}": fmt_rate(_rows_per_s(line, n))
+                                   for n in section.sizes}} for line in section.lines]))
         blocks.append(ranking_sentence(section))
         n = largest.get(section.op, 0)
         chart_groups.append((f"{section.op} ({n:,} rows)", [
