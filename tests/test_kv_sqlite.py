@@ -61,7 +61,8 @@ def test_report_formats(cli, tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     assert cli("run", "kv", "--op", "select,update", "-o", str(out), *FAST).code == 0
     md = cli("report", str(out), "--format", "markdown")
-    assert md.code == 0 and "| sqlite3 |" in md.stdout and "ops/s (higher=better)" in md.stdout
+    assert md.code == 0 and "| sqlite3 |" in md.stdout and "ops/s ↑" in md.stdout
+    assert "↑ higher is better" in md.stdout
     csv = cli("report", str(out), "--format", "csv")
     lines = csv.stdout.strip().splitlines()
     assert lines[0].startswith("stack,target,mode,op,ops_per_s") and len(lines) == 3

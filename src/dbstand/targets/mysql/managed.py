@@ -288,16 +288,10 @@ def _is_our_server(pid: int, base_dir: str) -> bool:
 
 def connect_args(target: Any) -> dict[str, Any]:
     """Host, port, user, password and database of a mysql:// URL, as most MySQL drivers
-    name them; the password of a `dbstand server up` server is found when omitted.
+    name them (drivers/endpoint.py; a database is required: dbstand creates its tables
+    there, never in a default one)."""
+    from dbstand.drivers.endpoint import endpoint
 
-    A database is required: dbstand creates its tables there, never in a default one.
-    """
-    from dbstand.errors import TargetError
-    from dbstand.targets.managed import password_for
-
-    if not target.database:
-        raise TargetError(f"{target.redacted()}: name a database, e.g. "
-                          "mysql://user@127.0.0.1:3306/test")
-    return {"host": target.host, "port": target.port or 3306, "user": target.user or "root",
-            "password": target.password or password_for(target) or "",
-            "database": target.database}
+    e = endpoint(target, database_required=True)
+    return {"host": e.host, "port": e.port, "user": e.user, "password": e.password,
+            "database": e.database}

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from dbstand.cli.common import console, redacted_argv, split_ints, split_list
-from dbstand.cli.run_common import Html, Output, finish, run_targets
+from dbstand.cli.run_common import Export, Html, Output, finish, run_targets
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.execution import RunRequest, default_output, execute
@@ -82,6 +82,7 @@ def run_batch(
     keep: Annotated[bool, typer.Option(help="Keep the table after each case")] = False,
     output: Output = None,
     html: Html = None,
+    export: Export = None,
 ) -> None:
     """batch: N rows inserted, updated or deleted in one batch per API, COMMIT included;
     ranked per operation, next to the native limit, with a scaling verdict."""
@@ -102,5 +103,5 @@ def run_batch(
         results = execute(RunRequest(get_workload("batch"), cases, config,
                                      output or default_output("batch"), redacted_argv()),
                           console)
-    finish(results, html)
+    finish(results, html, export)
 

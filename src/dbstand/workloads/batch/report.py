@@ -299,4 +299,18 @@ def build(records: list[dict[str, Any]], title: str) -> model.Report:
     return model.Report(title, sections_out, notes=footnotes(records), caption=CAPTION,
                   data=list(long_rows(records)), data_columns=list(LONG_COLUMNS),
                   extra={"scaling": fits, "ranking": ranking,
-                         "superlinear_exponent": SUPERLINEAR_EXPONENT})
+                         "superlinear_exponent": SUPERLINEAR_EXPONENT},
+                  measurements=measurements(records))
+
+
+def measurements(records: list[dict[str, Any]]) -> list[model.Measurement]:
+    """Per case: rows/s, with seconds per batch as the samples."""
+    out = []
+    for r in records:
+        params = r.get("params") or {}
+        api, rows = r.get("api") or params.get("api"), r.get("rows") or params.get("rows")
+        stack = "limit" if r.get("limit") else r.get("stack")
+        name = f"batch {stack} {api} {r.get('op')} {rows} rows on {r.get('target_kind')}"
+        out.append(model.measurement(r, name, "rows/s", r.get("rows_per_s"),
+                                     operation=f"batch of {rows} rows"))
+    return out

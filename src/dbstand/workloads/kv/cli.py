@@ -8,7 +8,7 @@ import typer
 
 from dbstand.cli.common import console, redacted_argv, split_list
 from dbstand.cli.protocols import expand_protocols, with_probes
-from dbstand.cli.run_common import Html, Output, finish, run_targets
+from dbstand.cli.run_common import Export, Html, Output, finish, run_targets
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.execution import RunRequest, default_output, execute
@@ -114,6 +114,7 @@ def run_kv(
     seed: Annotated[int, typer.Option(help="Random seed for keys")] = 42,
     output: Output = None,
     html: Html = None,
+    export: Export = None,
 ) -> None:
     """kv: single-key CRUD by random key, each operation its own benchmark."""
     config = EngineConfig(revs=revs, warmup=warmup, min_iterations=min_iterations,
@@ -132,7 +133,7 @@ def run_kv(
         results = execute(RunRequest(get_workload("kv"), cases, config,
                                      output or default_output("kv"), redacted_argv()),
                           console)
-    finish(results, html)
+    finish(results, html, export)
 
 
 def _default_stacks(targets: list[TargetURL]) -> list[str]:

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbstand.report.model import Bar, BarChart, Column, DotChart, Report, Section, Table
+from dbstand.report.model import (
+    Bar,
+    BarChart,
+    Column,
+    DotChart,
+    Measurement,
+    Report,
+    Section,
+    Table,
+    measurement,
+)
 from dbstand.workloads.kv.table import formatted, stack_label, sweep_lines, table_rows
 
 #: probe columns: shown when at least one row has a value
@@ -100,6 +110,20 @@ def charts(records: list[dict[str, Any]]) -> list[BarChart | DotChart]:
                      note="Per-operation latency percentiles from HDR histograms.")]
 
 
+def measurements(records: list[dict[str, Any]]) -> list[Measurement]:
+    """Per case: ops/s (requests/s for `dbstand http`), per-op times, the HDR."""
+    kinds = len({r.get("target_kind") for r in records}) > 1
+    out = []
+    for r in records:
+        name = f"{r.get('workload')} {stack_label(r)} {r.get('op')} [{r.get('mode')}]"
+        if kinds:
+            name += f" on {r.get('target_kind')}"
+        http = r.get("workload") == "http"
+        out.append(measurement(r, name, "requests/s" if http else "ops/s", r.get("ops_per_s"),
+                               operation="request" if http else "operation"))
+    return out
+
+
 def build(records: list[dict[str, Any]], title: str) -> Report:
     rows = table_rows(records)
     drop = _constant(records, rows)
@@ -114,4 +138,4 @@ def build(records: list[dict[str, Any]], title: str) -> Report:
     return Report(title, [Section("Charts", [*charts(records)]), Section("Cases", [table])],
                   notes=notes(rows, records), caption=CAPTION,
                   data=[{k: row.get(k) for k in DATA_KEYS} for row in rows],
-                  data_columns=DATA_KEYS)
+                  data_columns=DATA_KEYS, measurements=measurements(records))

@@ -50,26 +50,14 @@ def connect(target: TargetURL) -> Any:
         raise connect_error(exc, target) from None
 
 
+#: the driver the service uses per kind (its data access is the stacks' own code)
+DRIVERS = {"sqlite": "sqlite3", "postgresql": "psycopg", "mysql": "pymysql"}
+
+
 def _open(target: TargetURL) -> Any:
-    if target.kind == "sqlite":
-        import sqlite3
+    import importlib
 
-        conn = sqlite3.connect(sqlite_path(target), isolation_level=None,
-                               check_same_thread=False, timeout=30)
-        conn.execute("PRAGMA busy_timeout = 30000")
-        return conn
-    if target.kind == "postgresql":
-        import psycopg
-
-        from dbstand.targets.managed import password_for
-
-        return psycopg.connect(host=target.host, port=target.port or 5432, user=target.user,
-                               dbname=target.database or target.user,
-                               password=target.password or password_for(target),
-                               autocommit=True, connect_timeout=10)
-    import pymysql
-
-    from dbstand.targets.mysql.managed import connect_args
-
-    return pymysql.connect(**connect_args(target), autocommit=True, connect_timeout=10,
-                           charset="utf8mb4")
+    driver = importlib.import_module(f"dbstand.drivers.{DRIVERS[target.kind]}")
+    if target.kind == "sqlite":  # concurrent writers wait for the lock, up to 30 s
+        return driver.connect(target, busy_timeout_ms=30_000)
+    return driver.connect(target)

@@ -13,10 +13,10 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from dbstand.drivers import asyncpg as asyncpg_driver
 from dbstand.errors import TargetError
 from dbstand.sql.paramstyle import to_paramstyle
 from dbstand.targets.connect_errors import connect_error
-from dbstand.targets.managed import password_for
 from dbstand.targets.postgresql.managed import server_facts as pg_facts
 from dbstand.workloads.batch.adapters.psycopg import UNNEST_API, unnest_params
 from dbstand.workloads.batch.api import BatchApi, BatchClient, BatchData, Op
@@ -81,12 +81,8 @@ class AsyncpgBatch(BatchClient):
 
         self._asyncpg = asyncpg
         self.loop = asyncio.new_event_loop()
-        t = self.target
         try:
-            self.conn = self.wait(asyncpg.connect(
-                host=t.host, port=t.port or 5432, user=t.user,
-                database=t.database or t.user, password=t.password or password_for(t),
-                timeout=10))
+            self.conn = self.wait(asyncpg_driver.connect(self.target))
         except TargetError:
             raise
         except Exception as exc:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbstand.targets.managed import password_for
+from dbstand.drivers import mysqlclient as mysqlclient_driver
+from dbstand.drivers import pymysql as pymysql_driver
 from dbstand.workloads.batch.adapters.dbapi import EXECUTE_LOOP_API, DbApiBatchClient, values_api
 from dbstand.workloads.batch.api import BatchApi
 from dbstand.workloads.batch.sql import MYSQL
@@ -31,14 +32,7 @@ class PyMySqlBatch(DbApiBatchClient):
     apis = MYSQL_APIS
 
     def _open(self) -> Any:
-        import pymysql
-
-        t = self.target
-        return pymysql.connect(
-            host=t.host, port=t.port or 3306, user=t.user, database=t.database,
-            password=t.password or password_for(t) or "", connect_timeout=10,
-            charset="utf8mb4",
-        )
+        return pymysql_driver.connect(self.target, autocommit=False)
 
 
 class MysqlclientBatch(DbApiBatchClient):
@@ -46,11 +40,4 @@ class MysqlclientBatch(DbApiBatchClient):
     apis = MYSQL_APIS
 
     def _open(self) -> Any:
-        import MySQLdb
-
-        t = self.target
-        return MySQLdb.connect(
-            host=t.host or "127.0.0.1", port=t.port or 3306, user=t.user or "",
-            database=t.database or "", password=t.password or password_for(t) or "",
-            connect_timeout=10, charset="utf8mb4",
-        )
+        return mysqlclient_driver.connect(self.target, autocommit=False)

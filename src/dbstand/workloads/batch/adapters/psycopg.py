@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbstand.targets.managed import password_for
+from dbstand.drivers import psycopg as psycopg_driver
 from dbstand.workloads.batch.adapters.dbapi import DbApiBatchClient, values_api
 from dbstand.workloads.batch.api import BatchApi, BatchData
 from dbstand.workloads.batch.sql import (
@@ -44,11 +44,7 @@ class PsycopgBatch(DbApiBatchClient):
         import psycopg
 
         self._psycopg = psycopg
-        t = self.target
-        return psycopg.connect(
-            host=t.host, port=t.port or 5432, user=t.user, dbname=t.database or t.user,
-            password=t.password or password_for(t), connect_timeout=10,
-        )
+        return psycopg_driver.connect(self.target, autocommit=False)
 
     def server_facts(self) -> dict[str, Any]:
         facts = super().server_facts()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbstand.drivers import psycopg2 as psycopg2_driver
 from dbstand.sql.paramstyle import to_paramstyle
-from dbstand.targets.managed import password_for
 from dbstand.workloads.batch.adapters.dbapi import DbApiBatchClient
 from dbstand.workloads.batch.api import BatchApi, BatchData
 
@@ -40,11 +40,7 @@ class Psycopg2Batch(DbApiBatchClient):
         import psycopg2.extras
 
         self._extras = psycopg2.extras
-        t = self.target
-        return psycopg2.connect(
-            host=t.host, port=t.port or 5432, user=t.user, dbname=t.database or t.user,
-            password=t.password or password_for(t), connect_timeout=10,
-        )
+        return psycopg2_driver.connect(self.target, autocommit=False)
 
     def api_execute_batch(self, op: str, data: BatchData) -> None:
         self._extras.execute_batch(self.cur, self.q(self.sql.row_statement(op, self.table)),

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbstand.drivers import sqlite3 as sqlite3_driver
 from dbstand.workloads.batch.adapters.dbapi import DbApiBatchClient, values_api
 from dbstand.workloads.batch.api import BatchApi
 from dbstand.workloads.batch.sql import SQLITE
-from dbstand.workloads.kv.adapters.sqlite3 import open_sqlite
 
 ALL = ("insert", "update", "delete")
 
@@ -22,4 +22,4 @@ class Sqlite3Batch(DbApiBatchClient):
 
     def _open(self) -> Any:
         # the module's default isolation: DML opens a transaction, commit() ends it
-        return open_sqlite(self.target, "")
+        return sqlite3_driver.connect(self.target, isolation_level="")

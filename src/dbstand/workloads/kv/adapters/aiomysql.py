@@ -11,9 +11,9 @@ import importlib.metadata
 
 import aiomysql
 
+from dbstand.drivers import aiomysql as aiomysql_driver
 from dbstand.sql.dialects import MYSQL
 from dbstand.targets.connect_errors import connect_error
-from dbstand.targets.mysql.managed import connect_args
 from dbstand.workloads.kv.async_dbapi import AsyncCursorKvClient
 
 
@@ -27,11 +27,8 @@ class AiomysqlKv(AsyncCursorKvClient):
 
     async def connect(self) -> None:
         t = self.target
-        args = connect_args(t)  # as the sync MySQL stacks: password_for, database required
-        args["db"] = args.pop("database")
         try:
-            self.conn = await aiomysql.connect(**args, autocommit=True, connect_timeout=10,
-                                               charset="utf8mb4")
+            self.conn = await aiomysql_driver.connect(t)
             self.cur = await self.conn.cursor()
         except Exception as exc:  # pymysql.err.*, OSError, TimeoutError...
             raise connect_error(exc, t) from None

@@ -12,11 +12,11 @@ from typing import Any
 
 import asyncpg
 
+from dbstand.drivers import asyncpg as asyncpg_driver
 from dbstand.errors import CaseFailed
 from dbstand.sql.dialects import POSTGRESQL
 from dbstand.sql.paramstyle import to_paramstyle
 from dbstand.targets.connect_errors import connect_error
-from dbstand.targets.managed import password_for
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.kv.client import AsyncKvClient, AsyncOp
 
@@ -39,11 +39,8 @@ class AsyncpgKv(AsyncKvClient):
     async def connect(self) -> None:
         t = self.target
         try:
-            self.conn = await asyncpg.connect(
-                host=t.host, port=t.port or 5432, user=t.user,
-                database=t.database or t.user, password=t.password or password_for(t),
-                timeout=10, statement_cache_size=STATEMENT_CACHE_SIZE,
-            )
+            self.conn = await asyncpg_driver.connect(
+                t, statement_cache_size=STATEMENT_CACHE_SIZE)
         except Exception as exc:  # asyncpg, OSError, TimeoutError...
             raise connect_error(exc, t) from None
 

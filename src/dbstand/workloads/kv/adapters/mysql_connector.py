@@ -10,7 +10,7 @@ from typing import Any
 
 import mysql.connector
 
-from dbstand.targets.mysql.managed import connect_args
+from dbstand.drivers import mysql_connector as mysql_connector_driver
 from dbstand.workloads.kv.client import Op
 from dbstand.workloads.kv.dbapi import DbApiKvClient
 
@@ -33,8 +33,7 @@ class MysqlConnectorKv(DbApiKvClient):
     protocol: str | None = "text"
 
     def _open(self) -> Any:
-        return mysql.connector.connect(**connect_args(self.target), autocommit=True,
-                                       connection_timeout=10, charset="utf8mb4")
+        return mysql_connector_driver.connect(self.target)
 
     def operation(self, op: str) -> Op:
         if self.protocol != "prepared":

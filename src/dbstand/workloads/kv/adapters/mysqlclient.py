@@ -7,7 +7,7 @@ from typing import Any
 
 import MySQLdb
 
-from dbstand.targets.mysql.managed import connect_args
+from dbstand.drivers import mysqlclient as mysqlclient_driver
 from dbstand.workloads.kv.dbapi import DbApiKvClient
 
 
@@ -16,10 +16,7 @@ class MysqlclientKv(DbApiKvClient):
     paramstyle = "format"
 
     def _open(self) -> Any:
-        args = connect_args(self.target)
-        return MySQLdb.connect(host=args["host"], port=args["port"], user=args["user"],
-                               password=args["password"], database=args["database"],
-                               autocommit=True, connect_timeout=10, charset="utf8mb4")
+        return mysqlclient_driver.connect(self.target)
 
     def describe(self) -> str:
         version = ".".join(map(str, MySQLdb.version_info[:3]))

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pg8000.dbapi
-
-from dbstand.targets.managed import password_for
+from dbstand.drivers import pg8000 as pg8000_driver
 from dbstand.workloads.kv.dbapi import DbApiKvClient
 
 
@@ -15,10 +13,4 @@ class Pg8000Kv(DbApiKvClient):
     paramstyle = "format"
 
     def _open(self) -> Any:
-        t = self.target
-        conn = pg8000.dbapi.connect(
-            host=t.host, port=t.port or 5432, user=t.user or "postgres",
-            database=t.database, password=t.password or password_for(t), timeout=10,
-        )
-        conn.autocommit = True
-        return conn
+        return pg8000_driver.connect(self.target)

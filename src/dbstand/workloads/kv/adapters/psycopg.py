@@ -6,7 +6,7 @@ from typing import Any
 
 import psycopg
 
-from dbstand.targets.managed import password_for
+from dbstand.drivers import psycopg as psycopg_driver
 from dbstand.workloads.kv.dbapi import DbApiKvClient
 
 
@@ -15,11 +15,7 @@ class PsycopgKv(DbApiKvClient):
     paramstyle = "format"
 
     def _open(self) -> Any:
-        t = self.target
-        return psycopg.connect(
-            host=t.host, port=t.port or 5432, user=t.user, dbname=t.database or t.user,
-            password=t.password or password_for(t), autocommit=True, connect_timeout=10,
-        )
+        return psycopg_driver.connect(self.target)
 
     def server_facts(self) -> dict[str, Any]:
         facts = super().server_facts()

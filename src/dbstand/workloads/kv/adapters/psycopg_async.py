@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import psycopg
 
+from dbstand.drivers import psycopg as psycopg_driver
 from dbstand.sql.dialects import POSTGRESQL
 from dbstand.targets.connect_errors import connect_error
-from dbstand.targets.managed import password_for
 from dbstand.workloads.kv.async_dbapi import AsyncCursorKvClient
 
 
@@ -26,10 +26,7 @@ class PsycopgAsyncKv(AsyncCursorKvClient):
     async def connect(self) -> None:
         t = self.target
         try:
-            self.conn = await psycopg.AsyncConnection.connect(
-                host=t.host, port=t.port or 5432, user=t.user, dbname=t.database or t.user,
-                password=t.password or password_for(t), autocommit=True, connect_timeout=10,
-            )
+            self.conn = await psycopg_driver.connect_async(t)
         except Exception as exc:  # psycopg.OperationalError, OSError...
             raise connect_error(exc, t) from None
         self.cur = self.conn.cursor()

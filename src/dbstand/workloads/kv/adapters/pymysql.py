@@ -7,7 +7,7 @@ from typing import Any
 
 import pymysql
 
-from dbstand.targets.mysql.managed import connect_args
+from dbstand.drivers import pymysql as pymysql_driver
 from dbstand.workloads.kv.dbapi import DbApiKvClient
 
 
@@ -16,8 +16,7 @@ class PyMySqlKv(DbApiKvClient):
     paramstyle = "format"
 
     def _open(self) -> Any:
-        return pymysql.connect(**connect_args(self.target), autocommit=True,
-                               connect_timeout=10, charset="utf8mb4")
+        return pymysql_driver.connect(self.target)
 
     def describe(self) -> str:
         return f"PyMySQL {pymysql.__version__} (pure Python, text protocol)"

@@ -1,0 +1,21 @@
+"""mysqlclient (MySQLdb), a C extension over libmariadb."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import MySQLdb
+
+from dbstand.drivers import CONNECT_TIMEOUT_S, READ_TIMEOUT_S
+from dbstand.drivers.endpoint import endpoint
+from dbstand.drivers.mysql_greeting import check_greeting
+from dbstand.targets.url import TargetURL
+
+
+def connect(target: TargetURL, *, autocommit: bool = True) -> Any:
+    e = endpoint(target, database_required=True)
+    check_greeting(target, e)
+    return MySQLdb.connect(host=e.host, port=e.port, user=e.user, password=e.password,
+                           database=e.database, autocommit=autocommit,
+                           connect_timeout=CONNECT_TIMEOUT_S, read_timeout=READ_TIMEOUT_S,
+                           write_timeout=READ_TIMEOUT_S, charset="utf8mb4")
