@@ -53,6 +53,18 @@ def ok(service: ServiceHandle, function: str, **params: str) -> dict[str, Any]:
     return answer
 
 
+def spelled(answer: dict[str, Any]) -> tuple[str, ...]:
+    """(status,) or (status, status_code): a status standing alone has no status_code
+    key at all (spec "How refusals are spelled")."""
+    if "status_code" in answer:
+        return (answer["status"], answer["status_code"])
+    return (answer["status"],)
+
+
+def refused(service: ServiceHandle, function: str, **params: str) -> tuple[str, ...]:
+    return spelled(ok(service, function, **params))
+
+
 def descr(**fields: str) -> str:
     return json.dumps(fields)
 
@@ -93,16 +105,25 @@ def test_prepaid_session_refund_and_balance(parking_service: ServiceHandle) -> N
     assert info["price"] == "102.00" and info["info"]["duration"] == 120
     assert info["info"]["start_ts"].endswith(".000")
     t = tx()
-    assert ok(s, "create_reservation", version="1", user_id=user, service_descr=d,
-              price="101.00", transaction_id=t)["status"] == "wrong_price"
+    assert refused(s, "create_reservation", version="1", user_id=user, service_descr=d,
+                   price="101.00", transaction_id=t) == ("wrong_price",)
+    assert refused(s, "create_reservation", version="1", service_descr=d,
+                   price="102.00", transaction_id=t) == ("not_available", "invalid_user_id")
+    assert refused(s, "create_reservation", version="1", user_id=user, price="102.00",
+                   transaction_id=t, service_descr=descr(parking_id="1333", duration="120")
+                   ) == ("not_available", "invalid_registration_plate")
+    assert refused(s, "create_reservation", version="1", user_id=user, service_descr=d,
+                   price="x", transaction_id=t) == ("not_available",)
+    assert refused(s, "create_reservation", version="1", user_id=user, service_descr=d,
+                   price="102.00", transaction_id="abc") == ("bad_transaction",)
     made = ok(s, "create_reservation", version="1", user_id=user, service_descr=d,
               price="102.00", transaction_id=t)
     assert made["status"] == "success" and made["price"] == "102.00"
     replay = ok(s, "create_reservation", version="1", user_id=user, service_descr=d,
                 price="102.00", transaction_id=t)
     assert replay == {"status": "success", "ts": replay["ts"]}  # plain success
-    assert ok(s, "create_reservation", version="1", user_id=user, service_descr=d,
-              price="51.00", transaction_id=t)["status"] == "bad_transaction"
+    assert refused(s, "create_reservation", version="1", user_id=user, service_descr=d,
+                   price="51.00", transaction_id=t) == ("bad_transaction",)
     assert ok(s, "pay_reservation", transaction_id=t)["status"] == "success"
     assert ok(s, "pay_reservation", transaction_id=t)["status"] == "success"
     assert ok(s, "check_plate_number", registration_plate=plate)["paid"] == "true"
@@ -125,7 +146,7 @@ def test_prepaid_session_refund_and_balance(parking_service: ServiceHandle) -> N
               price="12.75", transaction_id=t3)["status"] == "success"
     assert ok(s, "cancel_reservation", transaction_id=t3)["status"] == "success"
     assert ok(s, "cancel_reservation", transaction_id=t3)["status"] == "success"
-    assert ok(s, "pay_reservation", transaction_id=t3)["status"] == "bad_transaction"
+    assert refused(s, "pay_reservation", transaction_id=t3) == ("bad_transaction",)
 
 
 def test_ticket_postpaid(parking_service: ServiceHandle) -> None:
@@ -137,18 +158,22 @@ def test_ticket_postpaid(parking_service: ServiceHandle) -> None:
     info = ok(s, "get_service_info", version="1", user_id=user, service_descr=d)
     assert info["price"] == "15.00" and info["info"]["paid_duration"] == 0
     assert info["info"]["available_places"] == issued["available_places"]
-    assert ok(s, "leave_parking", parking_id="15001",
-              user_ticket=ticket)["status"] == "not_enough_paid"
+    assert refused(s, "leave_parking", parking_id="15001",
+                   user_ticket=ticket) == ("not_enough_paid",)
+    assert refused(s, "get_service_info", version="1", user_id=user,
+                   service_descr=descr(parking_id="15001", registration_plate="T1",
+                                       user_ticket="42")) == ("not_available",
+                                                              "user_ticket_not_found")
     t = tx()
     made = ok(s, "create_reservation", version="1", user_id=user, service_descr=d,
               price="15.00", transaction_id=t)
     assert made["status"] == "success" and made["info"]["paid_duration"] == 0
     assert ok(s, "pay_reservation", transaction_id=t)["status"] == "success"
     assert ok(s, "leave_parking", parking_id="15001", user_ticket=ticket)["status"] == "success"
-    assert ok(s, "leave_parking", parking_id="15001",
-              user_ticket=ticket)["status"] == "not_available"
-    assert ok(s, "get_service_info", version="1", user_id=user,
-              service_descr=d)["status"] == "user_ticket_out_of_parking"
+    assert refused(s, "leave_parking", parking_id="15001",
+                   user_ticket=ticket) == ("not_available",)
+    assert refused(s, "get_service_info", version="1", user_id=user,
+                   service_descr=d) == ("not_available", "user_ticket_out_of_parking")
     assert s.totals()["places"]["15001"] == issued["available_places"] + 1
 
 
@@ -159,14 +184,27 @@ def test_versions_and_transport_errors(parking_service: ServiceHandle) -> None:
     v2 = ok(s, "get_service_info", version="2", user_id=uid(),
             service_descr=descr(parking_id="15001", duration="1"))
     assert v2["price"] == "15.00" and v2["info"]["balance"] == "0.00"
-    assert ok(s, "get_service_info", version="1", user_id=uid(),
-              service_descr=descr(parking_id="1333"))["status"] == "invalid_registration_plate"
-    assert ok(s, "get_service_info", version="3")["status"] == "bad_protocol"
-    assert ok(s, "pay_reservation", version="x", transaction_id="abcd")["status"] == \
-        "bad_protocol"
-    assert ok(s, "pay_reservation", transaction_id="abcd", foo="1")["status"] == \
-        "bad_transaction"
-    assert ok(s, "issue_ticket", parking_id="1333", foo="1")["status"] == "not_available"
+    na = "not_available"
+    for version, fields, reason in (
+            ("1", {"parking_id": "1333"}, "invalid_registration_plate"),
+            ("1", {"parking_id": "nope", "registration_plate": "P", "duration": "60"},
+             "invalid_parking_id"),
+            ("1", {"parking_id": "1333", "registration_plate": "P", "duration": "0"},
+             "invalid_duration"),
+            ("0", {"parking_object_id": "1333", "hours": "abc"}, "invalid_duration"),
+            ("0", {"parking_id": "1333", "hours": "2"}, "invalid_parking_id")):
+        assert refused(s, "get_service_info", version=version, user_id=uid(),
+                       service_descr=descr(**fields)) == (na, reason), (version, fields)
+    assert refused(s, "get_service_info", version="2",
+                   service_descr=descr(parking_id="1333", duration="60")) == \
+        (na, "invalid_user_id")
+    assert refused(s, "get_service_info", version="3") == ("bad_protocol",)
+    assert refused(s, "pay_reservation", version="x", transaction_id="abcd") == \
+        ("bad_protocol",)
+    assert refused(s, "pay_reservation", transaction_id="abcd", foo="1") == \
+        ("bad_transaction",)
+    assert refused(s, "issue_ticket", parking_id="1333", foo="1") == (na,)
+    assert refused(s, "check_plate_number", registration_plate="") == (na,)
     code, answer = call(s, "get_service_info", service_descr="{not json")
     assert code == 500 and answer["status"] == "error"
     code, answer = call(s, "no_such_function")
@@ -181,6 +219,8 @@ def test_account_transfer_status_codes(parking_service: ServiceHandle) -> None:
     assert (same["status"], same["status_code"]) == ("bad_transaction", "same_src_and_dst")
     empty = ok(s, "account_transfer", transaction_id=t, src_user_id=a, dst_user_id=b)
     assert (empty["status"], empty["status_code"]) == ("success", "nothing_to_transfer")
+    assert refused(s, "account_transfer", transaction_id=t, src_user_id=a) == \
+        ("bad_transaction",)
     assert ok(s, "get_user_account", user_id=a)["balance"] == "0.00"
 
 

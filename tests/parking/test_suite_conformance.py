@@ -90,6 +90,10 @@ def test_each_implementation_conforms(stack: str, db_url: str) -> None:
 @pytest.mark.parametrize(("broken", "call"), [
     ("skip-price-check", "create_reservation (price too low)"),
     ("no-idempotent-replay", "create_reservation (idempotent replay)"),
+    # the reason as the status ({"status": "invalid_user_id"}), and a status_code on a
+    # status the spec says stands alone: both misspell the wire format
+    ("reason-in-status", "get_service_info (no user_id)"),
+    ("stray-status-code", "create_reservation (price too low)"),
 ])
 def test_the_suite_fails_a_broken_service(broken: str, call: str, sqlite_url: str) -> None:
     with running_service("python-raw", parse_target_url(sqlite_url), broken=broken) as service:

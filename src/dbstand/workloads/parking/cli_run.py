@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from dbstand.cli.common import console, redacted_argv, split_ints, split_list
-from dbstand.cli.run_common import Html, Output, finish
+from dbstand.cli.run_common import Export, Html, Output, finish
 from dbstand.engine.config import EngineConfig
 from dbstand.execution import RunRequest, default_output, execute
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
@@ -58,6 +58,7 @@ def run_parking(
         = DEFAULT_PREFIX,
     output: Output = None,
     html: Html = None,
+    export: Export = None,
 ) -> None:
     """parking: the five-scenario suite (68 calls a pass) against each service stack,
     conformance checked first; passes/s, per-function latency, app and DB CPU per pass,
@@ -75,4 +76,4 @@ def run_parking(
         results = execute(RunRequest(get_workload("parking"), cases, config,
                                      output or default_output("parking"), redacted_argv()),
                           console)
-    finish(results, html)
+    finish(results, html, export)

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbstand.report.model import Bar, BarChart, Column, Report, Section, Table
+from dbstand.report.model import (
+    Bar,
+    BarChart,
+    Column,
+    Measurement,
+    Report,
+    Section,
+    Table,
+    measurement,
+)
 
 KINDS = (("select", "SELECT"), ("select_for_update", "FOR UPD"), ("update", "UPDATE"),
          ("insert", "INSERT"), ("delete", "DELETE"))
@@ -211,4 +220,14 @@ def build(records: list[dict[str, Any]], title: str) -> Report:
     return Report(title, [Section("", blocks)], notes=footnotes(records),
                   data=data, data_columns=list(data[0]) if data else ["stack"],
                   extra={"study_statements_per_pass": STUDY,
-                         "latency_ms_p50_p99": {"columns": head, "rows": body}})
+                         "latency_ms_p50_p99": {"columns": head, "rows": body}},
+                  measurements=measurements(records))
+
+
+def measurements(records: list[dict[str, Any]]) -> list[Measurement]:
+    """Per case: passes/s, with seconds per pass (one per batch) as the samples."""
+    return [measurement(r, f"parking {r.get('stack')} logging {r.get('logging')} "
+                           f"users {(r.get('params') or {}).get('users')} on "
+                           f"{r.get('target_kind')}", "passes/s", r.get("passes_per_s"),
+                        operation="suite pass")
+            for r in records]

@@ -1,0 +1,7 @@
+<%@ Page Language="C#" ContentType="text/html" AutoEventWireup="false" EnableViewState="false" EnableSessionState="false" %>
+<script runat="server">
+protected override void Render(HtmlTextWriter writer)
+{
+    Response.Write("Hello, World");
+}
+</script>

@@ -1,0 +1,3 @@
+<?php
+require __DIR__ . '/lib.php';
+echo dbstand_db_page();

@@ -1,0 +1,5 @@
+#!/bin/sh
+# The prefork parent of app.py in the foreground; it forks DBSTAND_WORKERS waitress workers.
+set -eu
+export PYTHONDONTWRITEBYTECODE=1
+exec "$DBSTAND_PYTHON" "$DBSTAND_STACK_DIR/app.py"

@@ -1,0 +1,157 @@
+"""dbstand webtech stack: Tornado 6 on uvloop with aiomysql.
+
+Tornado's own multi-process mode: bind the sockets, `fork_processes` into
+DBSTAND_WORKERS children, then each child opens its pool and serves. Everything
+comes from the DBSTAND_* environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import random
+import socket
+import time
+from email.utils import formatdate
+
+import aiomysql
+import uvloop
+from tornado import httpserver, netutil, process, web
+
+HELLO = "Hello, World"
+LOOP_COUNT = 5462  # 5,462 x 12 bytes = 65,544 bytes, just past 64 KiB
+BIG = b"0123456789abcdef" * 4096  # built once at start-up
+CACHE_TTL = 15.0
+POOL_SIZE = 10
+TABLE = os.environ.get("DBSTAND_PREFIX", "dbstand_") + "world"
+ROW_SQL = f"SELECT id, randomnumber FROM {TABLE} WHERE id = %s"
+COUNT_SQL = f"SELECT COUNT(*) FROM {TABLE}"
+PAGE = ("<!DOCTYPE html><html><head><title>db</title></head><body>"
+        "<p>world id={0} randomnumber={1}</p><p>count={2}</p></body></html>\n")
+JSON_BODY = json.dumps({"message": "Hello, World!"}, separators=(",", ":"))
+
+_pool: aiomysql.Pool | None = None
+_cache: tuple[float, str] = (0.0, "")  # (monotonic expiry, page): per process
+
+
+def _password() -> str:
+    """Read the password from its file: it never travels in the environment."""
+    with open(os.environ["DBSTAND_DB_PASSWORD_FILE"]) as fh:
+        return fh.read().rstrip("\r\n")
+
+
+async def _page() -> str:
+    """The two SELECTs of the db test, rendered."""
+    if _pool is None:
+        raise web.HTTPError(500, "no database configured")
+    async with _pool.acquire() as conn, conn.cursor() as cur:
+        await cur.execute(ROW_SQL, (random.randint(1, 10000),))
+        row_id, number = await cur.fetchone()
+        await cur.execute(COUNT_SQL)
+        (count,) = await cur.fetchone()
+    return PAGE.format(row_id, number, count)
+
+
+class FileHandler(web.StaticFileHandler):
+    """Tornado's static handler, with /file mapped to file.html."""
+
+    def parse_url_path(self, url_path: str) -> str:
+        return "file.html"
+
+
+class HelloHandler(web.RequestHandler):
+    def get(self) -> None:
+        self.write(HELLO)
+
+
+class LoopHandler(web.RequestHandler):
+    def get(self) -> None:
+        # One write call per piece: the test measures many small writes.
+        for _ in range(LOOP_COUNT):
+            self.write(HELLO)
+
+
+class BigHandler(web.RequestHandler):
+    def get(self) -> None:
+        self.set_header("Content-Type", "text/plain")
+        self.write(BIG)
+
+
+class DbHandler(web.RequestHandler):
+    async def get(self) -> None:
+        self.write(await _page())
+
+
+class CacheHandler(web.RequestHandler):
+    async def get(self) -> None:
+        """The db page from this process's memory while it is younger than 15 s."""
+        global _cache
+        now = time.monotonic()
+        expiry, page = _cache
+        if now >= expiry:
+            page = await _page()
+            _cache = (now + CACHE_TTL, page)
+        self.set_header("Cache-Control", "max-age=15")
+        self.set_header("Expires", formatdate(time.time() + CACHE_TTL, usegmt=True))
+        self.write(page)
+
+
+class JsonHandler(web.RequestHandler):
+    def get(self) -> None:
+        self.set_header("Content-Type", "application/json")
+        self.write(JSON_BODY)
+
+
+class PlaintextHandler(web.RequestHandler):
+    def get(self) -> None:
+        self.set_header("Content-Type", "text/plain")
+        self.write("Hello, World!")
+
+
+def make_app() -> web.Application:
+    settings: dict[str, object] = {}
+    if os.environ.get("DBSTAND_LOGGING") == "1":
+        access = logging.getLogger("tornado.access")
+        access.setLevel(logging.INFO)
+        access.propagate = False
+        access.addHandler(logging.FileHandler(os.environ["DBSTAND_LOG_FILE"]))
+    else:
+        settings["log_function"] = lambda handler: None
+    return web.Application([
+        (r"/(file)", FileHandler, {"path": os.environ.get("DBSTAND_STATIC_DIR", ".")}),
+        (r"/hello", HelloHandler),
+        (r"/loop", LoopHandler),
+        (r"/big", BigHandler),
+        (r"/db", DbHandler),
+        (r"/cache", CacheHandler),
+        (r"/json", JsonHandler),
+        (r"/plaintext", PlaintextHandler),
+    ], **settings)
+
+
+async def serve(sockets: list[socket.socket]) -> None:
+    """One worker process: open the pool, serve the shared sockets forever."""
+    global _pool
+    if os.environ.get("DBSTAND_DB_KIND") == "mysql":
+        _pool = await aiomysql.create_pool(
+            host=os.environ["DBSTAND_DB_HOST"], port=int(os.environ["DBSTAND_DB_PORT"]),
+            user=os.environ["DBSTAND_DB_USER"], password=_password(),
+            db=os.environ["DBSTAND_DB_NAME"], autocommit=True, minsize=1, maxsize=POOL_SIZE)
+    server = httpserver.HTTPServer(make_app())
+    server.add_sockets(sockets)
+    await asyncio.Event().wait()
+
+
+def main() -> None:
+    workers = int(os.environ.get("DBSTAND_WORKERS") or os.cpu_count() or 1)
+    sockets = netutil.bind_sockets(int(os.environ["DBSTAND_PORT"]),
+                                   address=os.environ.get("DBSTAND_HOST", "127.0.0.1"))
+    process.fork_processes(workers, max_restarts=0)  # the parent waits here
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    asyncio.run(serve(sockets))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+#!/bin/sh
+# Tornado's fork_processes parent in the foreground; DBSTAND_WORKERS children serve.
+set -eu
+export PYTHONDONTWRITEBYTECODE=1
+exec "$DBSTAND_PYTHON" "$DBSTAND_STACK_DIR/app.py"
