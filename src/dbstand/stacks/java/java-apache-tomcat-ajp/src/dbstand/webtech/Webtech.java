@@ -1,0 +1,227 @@
+package dbstand.webtech;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import javax.naming.InitialContext;
+import javax.naming.NamingException;
+import javax.sql.DataSource;
+
+/**
+ * dbstand's webtech pages as plain Jakarta servlets, one small class per path, mapped
+ * in WEB-INF/web.xml the way a servlet programmer without a framework maps them. The
+ * database comes from the container: a DBCP pool Tomcat publishes under JNDI.
+ */
+public final class Webtech {
+    static final String HELLO = "Hello, World";
+    /** 5,462 x 12 bytes = 65,544 bytes, just past 64 KiB. */
+    static final int LOOP_COUNT = 5462;
+    static final int WORLD_ROWS = 10000;
+    static final long CACHE_TTL_MS = 15_000L;
+    static final String HTML = "text/html;charset=UTF-8";
+
+    private Webtech() {
+    }
+
+    /** /hello: the floor of the container's per-request cost. */
+    public static class Hello extends HttpServlet {
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            resp.setContentType(HTML);
+            resp.getWriter().write(HELLO);
+        }
+    }
+
+    /** /loop: the greeting written piece by piece; the test is the cost of many small writes. */
+    public static class Loop extends HttpServlet {
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            resp.setContentType(HTML);
+            PrintWriter out = resp.getWriter();
+            for (int i = 0; i < LOOP_COUNT; i++) {
+                out.write(HELLO);
+            }
+        }
+    }
+
+    /** /big: a 64 KiB block built once when the servlet starts, sent whole. */
+    public static class Big extends HttpServlet {
+        private byte[] block;
+
+        @Override
+        public void init() {
+            block = "0123456789abcdef".repeat(4096).getBytes(StandardCharsets.US_ASCII);
+        }
+
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            resp.setContentType("text/plain");
+            resp.setContentLength(block.length);
+            resp.getOutputStream().write(block);
+        }
+    }
+
+    /**
+     * /file: an alias. The request is forwarded to /file.html, which the container's
+     * default servlet serves from the static folder mounted into the web application.
+     */
+    public static class File extends HttpServlet {
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp)
+                throws IOException, ServletException {
+            req.getRequestDispatcher("/file.html").forward(req, resp);
+        }
+    }
+
+    /** The two SELECTs of the db page and its rendering, shared by /db and /cache. */
+    static final class World {
+        private final DataSource pool;
+        private final String rowSql;
+        private final String countSql;
+
+        World(DataSource pool, String table) {
+            this.pool = pool;
+            this.rowSql = "SELECT id, randomnumber FROM " + table + " WHERE id = ?";
+            this.countSql = "SELECT COUNT(*) FROM " + table;
+        }
+
+        /** The pool Tomcat publishes (java:comp/env/jdbc/world) and the table dbstand made. */
+        static World lookup() throws ServletException {
+            String prefix = System.getenv().getOrDefault("DBSTAND_PREFIX", "dbstand_");
+            if (!prefix.matches("[A-Za-z0-9_]*")) {
+                throw new ServletException("DBSTAND_PREFIX must be letters, digits and _");
+            }
+            try {
+                DataSource pool = (DataSource) new InitialContext().lookup("java:comp/env/jdbc/world");
+                return new World(pool, prefix + "world");
+            } catch (NamingException exc) {
+                throw new ServletException("no database configured (jdbc/world): " + exc, exc);
+            }
+        }
+
+        String page() throws SQLException {
+            int id = ThreadLocalRandom.current().nextInt(1, WORLD_ROWS + 1);
+            try (Connection conn = pool.getConnection()) {
+                int rowId;
+                int number;
+                try (PreparedStatement row = conn.prepareStatement(rowSql)) {
+                    row.setInt(1, id);
+                    try (ResultSet rs = row.executeQuery()) {
+                        if (!rs.next()) {
+                            throw new SQLException("no world row with id " + id);
+                        }
+                        rowId = rs.getInt(1);
+                        number = rs.getInt(2);
+                    }
+                }
+                long count;
+                try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery(countSql)) {
+                    rs.next();
+                    count = rs.getLong(1);
+                }
+                return "<!DOCTYPE html><html><head><title>db</title></head><body><p>world id="
+                        + rowId + " randomnumber=" + number + "</p><p>count=" + count
+                        + "</p></body></html>\n";
+            }
+        }
+    }
+
+    /** /db: two queries per request through the container's pool. */
+    public static class Db extends HttpServlet {
+        private World world;
+
+        @Override
+        public void init() throws ServletException {
+            world = World.lookup();
+        }
+
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp)
+                throws IOException, ServletException {
+            String body;
+            try {
+                body = world.page();
+            } catch (SQLException exc) {
+                throw new ServletException(exc);
+            }
+            resp.setContentType(HTML);
+            resp.getWriter().write(body);
+        }
+    }
+
+    /**
+     * /cache: the db page kept in memory for 15 s, so a fresh answer costs no query.
+     * One lock guards the entry: requests that arrive while it is refreshed wait for the
+     * new page instead of all querying the database at once.
+     */
+    public static class Cache extends HttpServlet {
+        private final Object lock = new Object();
+        private World world;
+        private String body;
+        private long freshUntil;
+
+        @Override
+        public void init() throws ServletException {
+            world = World.lookup();
+        }
+
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp)
+                throws IOException, ServletException {
+            long now = System.currentTimeMillis();
+            String page;
+            synchronized (lock) {
+                if (body == null || now >= freshUntil) {
+                    try {
+                        body = world.page();
+                    } catch (SQLException exc) {
+                        throw new ServletException(exc);
+                    }
+                    freshUntil = now + CACHE_TTL_MS;
+                }
+                page = body;
+            }
+            resp.setContentType(HTML);
+            resp.setHeader("Cache-Control", "max-age=15");
+            resp.setDateHeader("Expires", now + CACHE_TTL_MS);
+            resp.getWriter().write(page);
+        }
+    }
+
+    /** /json: TechEmpower's JSON test, serialized per request with Jackson. */
+    public static class Json extends HttpServlet {
+        private static final ObjectMapper MAPPER = new ObjectMapper();
+
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            byte[] body = MAPPER.writeValueAsBytes(Map.of("message", "Hello, World!"));
+            resp.setContentType("application/json");
+            resp.setContentLength(body.length);
+            resp.getOutputStream().write(body);
+        }
+    }
+
+    /** /plaintext: TechEmpower's plaintext test. */
+    public static class Plaintext extends HttpServlet {
+        private static final byte[] BODY = "Hello, World!".getBytes(StandardCharsets.US_ASCII);
+
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            resp.setContentType("text/plain");
+            resp.setContentLength(BODY.length);
+            resp.getOutputStream().write(BODY);
+        }
+    }
+}

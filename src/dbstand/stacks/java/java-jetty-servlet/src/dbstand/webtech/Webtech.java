@@ -1,0 +1,272 @@
+package dbstand.webtech;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import javax.servlet.ServletContext;
+import javax.servlet.ServletContextEvent;
+import javax.servlet.ServletContextListener;
+import javax.servlet.ServletException;
+import javax.servlet.http.HttpServlet;
+import javax.servlet.http.HttpServletRequest;
+import javax.servlet.http.HttpServletResponse;
+import javax.sql.DataSource;
+import org.mariadb.jdbc.MariaDbPoolDataSource;
+
+/**
+ * dbstand's webtech pages as plain javax servlets for Jetty 9, one small class per
+ * path, mapped in WEB-INF/web.xml the way a servlet programmer without a framework
+ * maps them. Jetty has no pool of its own, so the web application opens the MariaDB
+ * driver's pool (MariaDbPoolDataSource) when it starts.
+ */
+public final class Webtech {
+    static final String HELLO = "Hello, World";
+    /** 5,462 x 12 bytes = 65,544 bytes, just past 64 KiB. */
+    static final int LOOP_COUNT = 5462;
+    static final int WORLD_ROWS = 10000;
+    static final long CACHE_TTL_MS = 15_000L;
+    static final String HTML = "text/html;charset=UTF-8";
+    static final String POOL_ATTRIBUTE = "dbstand.world.pool";
+
+    private Webtech() {
+    }
+
+    /**
+     * Opens the connection pool from the DBSTAND_DB_* environment when the application
+     * starts and closes it when it stops. The password is read from its file here, so
+     * it sits in no configuration file and on no command line. The size comes from the
+     * context parameter dbstand.pool.size (the start script sets it to the thread count).
+     */
+    public static class Pool implements ServletContextListener {
+        private MariaDbPoolDataSource pool;
+
+        @Override
+        public void contextInitialized(ServletContextEvent event) {
+            if (!"mysql".equals(System.getenv("DBSTAND_DB_KIND"))) {
+                return;
+            }
+            ServletContext context = event.getServletContext();
+            int size = Integer.parseInt(context.getInitParameter("dbstand.pool.size"));
+            try {
+                String password = Files.readString(Path.of(System.getenv("DBSTAND_DB_PASSWORD_FILE")))
+                        .replaceAll("[\\r\\n]+$", "");
+                pool = new MariaDbPoolDataSource("jdbc:mariadb://" + System.getenv("DBSTAND_DB_HOST") + ":"
+                        + System.getenv("DBSTAND_DB_PORT") + "/" + System.getenv("DBSTAND_DB_NAME"));
+                pool.setUser(System.getenv("DBSTAND_DB_USER"));
+                pool.setPassword(password);
+                pool.setMaxPoolSize(size);
+                pool.setMinPoolSize(size);
+                pool.initialize();
+            } catch (IOException | SQLException exc) {
+                throw new IllegalStateException("cannot open the MariaDB pool: " + exc, exc);
+            }
+            context.setAttribute(POOL_ATTRIBUTE, pool);
+        }
+
+        @Override
+        public void contextDestroyed(ServletContextEvent event) {
+            if (pool != null) {
+                pool.close();
+            }
+        }
+    }
+
+    /** /hello: the floor of the container's per-request cost. */
+    public static class Hello extends HttpServlet {
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            resp.setContentType(HTML);
+            resp.getWriter().write(HELLO);
+        }
+    }
+
+    /** /loop: the greeting written piece by piece; the test is the cost of many small writes. */
+    public static class Loop extends HttpServlet {
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            resp.setContentType(HTML);
+            PrintWriter out = resp.getWriter();
+            for (int i = 0; i < LOOP_COUNT; i++) {
+                out.write(HELLO);
+            }
+        }
+    }
+
+    /** /big: a 64 KiB block built once when the servlet starts, sent whole. */
+    public static class Big extends HttpServlet {
+        private byte[] block;
+
+        @Override
+        public void init() {
+            block = "0123456789abcdef".repeat(4096).getBytes(StandardCharsets.US_ASCII);
+        }
+
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            resp.setContentType("text/plain");
+            resp.setContentLength(block.length);
+            resp.getOutputStream().write(block);
+        }
+    }
+
+    /**
+     * /file: an alias. The request is forwarded to /file.html, which the container's
+     * default servlet serves from the static folder, a part of the context's resources.
+     */
+    public static class File extends HttpServlet {
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp)
+                throws IOException, ServletException {
+            req.getRequestDispatcher("/file.html").forward(req, resp);
+        }
+    }
+
+    /** The two SELECTs of the db page and its rendering, shared by /db and /cache. */
+    static final class World {
+        private final DataSource pool;
+        private final String rowSql;
+        private final String countSql;
+
+        World(DataSource pool, String table) {
+            this.pool = pool;
+            this.rowSql = "SELECT id, randomnumber FROM " + table + " WHERE id = ?";
+            this.countSql = "SELECT COUNT(*) FROM " + table;
+        }
+
+        /** The pool the Pool listener opened and the table dbstand made. */
+        static World lookup(ServletContext context) throws ServletException {
+            String prefix = System.getenv().getOrDefault("DBSTAND_PREFIX", "dbstand_");
+            if (!prefix.matches("[A-Za-z0-9_]*")) {
+                throw new ServletException("DBSTAND_PREFIX must be letters, digits and _");
+            }
+            DataSource pool = (DataSource) context.getAttribute(POOL_ATTRIBUTE);
+            if (pool == null) {
+                throw new ServletException("no database configured (DBSTAND_DB_KIND is not mysql)");
+            }
+            return new World(pool, prefix + "world");
+        }
+
+        String page() throws SQLException {
+            int id = ThreadLocalRandom.current().nextInt(1, WORLD_ROWS + 1);
+            try (Connection conn = pool.getConnection()) {
+                int rowId;
+                int number;
+                try (PreparedStatement row = conn.prepareStatement(rowSql)) {
+                    row.setInt(1, id);
+                    try (ResultSet rs = row.executeQuery()) {
+                        if (!rs.next()) {
+                            throw new SQLException("no world row with id " + id);
+                        }
+                        rowId = rs.getInt(1);
+                        number = rs.getInt(2);
+                    }
+                }
+                long count;
+                try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery(countSql)) {
+                    rs.next();
+                    count = rs.getLong(1);
+                }
+                return "<!DOCTYPE html><html><head><title>db</title></head><body><p>world id="
+                        + rowId + " randomnumber=" + number + "</p><p>count=" + count
+                        + "</p></body></html>\n";
+            }
+        }
+    }
+
+    /** /db: two queries per request through the pool. */
+    public static class Db extends HttpServlet {
+        private World world;
+
+        @Override
+        public void init() throws ServletException {
+            world = World.lookup(getServletContext());
+        }
+
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp)
+                throws IOException, ServletException {
+            String body;
+            try {
+                body = world.page();
+            } catch (SQLException exc) {
+                throw new ServletException(exc);
+            }
+            resp.setContentType(HTML);
+            resp.getWriter().write(body);
+        }
+    }
+
+    /**
+     * /cache: the db page kept in memory for 15 s, so a fresh answer costs no query.
+     * One lock guards the entry: requests that arrive while it is refreshed wait for the
+     * new page instead of all querying the database at once.
+     */
+    public static class Cache extends HttpServlet {
+        private final Object lock = new Object();
+        private World world;
+        private String body;
+        private long freshUntil;
+
+        @Override
+        public void init() throws ServletException {
+            world = World.lookup(getServletContext());
+        }
+
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp)
+                throws IOException, ServletException {
+            long now = System.currentTimeMillis();
+            String page;
+            synchronized (lock) {
+                if (body == null || now >= freshUntil) {
+                    try {
+                        body = world.page();
+                    } catch (SQLException exc) {
+                        throw new ServletException(exc);
+                    }
+                    freshUntil = now + CACHE_TTL_MS;
+                }
+                page = body;
+            }
+            resp.setContentType(HTML);
+            resp.setHeader("Cache-Control", "max-age=15");
+            resp.setDateHeader("Expires", now + CACHE_TTL_MS);
+            resp.getWriter().write(page);
+        }
+    }
+
+    /** /json: TechEmpower's JSON test, serialized per request with Jackson. */
+    public static class Json extends HttpServlet {
+        private static final ObjectMapper MAPPER = new ObjectMapper();
+
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            byte[] body = MAPPER.writeValueAsBytes(Map.of("message", "Hello, World!"));
+            resp.setContentType("application/json");
+            resp.setContentLength(body.length);
+            resp.getOutputStream().write(body);
+        }
+    }
+
+    /** /plaintext: TechEmpower's plaintext test. */
+    public static class Plaintext extends HttpServlet {
+        private static final byte[] BODY = "Hello, World!".getBytes(StandardCharsets.US_ASCII);
+
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            resp.setContentType("text/plain");
+            resp.setContentLength(BODY.length);
+            resp.getOutputStream().write(BODY);
+        }
+    }
+}

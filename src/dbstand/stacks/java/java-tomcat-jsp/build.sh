@@ -1,0 +1,16 @@
+#!/bin/sh
+# Lays out the exploded web application in the build dir: the JSP pages as they are
+# (Tomcat's Jasper compiles them when the context starts) and the two servlets (/big,
+# /file) compiled with javac against Tomcat 10's Jakarta servlet API. No Maven: the only
+# library, Jackson (used by json.jsp), comes from Debian and is copied into WEB-INF/lib.
+set -eu
+cd "$(dirname "$0")"
+out="$DBSTAND_BUILD_DIR/webapp"
+jars=/usr/share/java
+mkdir -p "$out/WEB-INF/classes" "$out/WEB-INF/lib"
+cp -R webapp/. "$out/"
+javac -J-XX:-UsePerfData --release 17 -encoding UTF-8 -Xlint:all,-serial -Werror \
+    -cp "/usr/share/tomcat10/lib/servlet-api.jar:$jars/jackson-databind.jar:$jars/jackson-core.jar:$jars/jackson-annotations.jar" \
+    -d "$out/WEB-INF/classes" src/dbstand/webtech/*.java
+cp -L "$jars/jackson-databind.jar" "$jars/jackson-core.jar" "$jars/jackson-annotations.jar" \
+    "$out/WEB-INF/lib/"
