@@ -4,30 +4,43 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.demo
 # The native HTTP load engine is Rust, built by pip through maturin: cargo must be found.
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 NATIVE := $(wildcard native/loadgen/Cargo.toml native/loadgen/Cargo.lock native/loadgen/src/*.rs)
 
-.PHONY: demo test venv deps-debian lint bench clean
+.PHONY: demo demo-check test venv deps-debian lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip==25.3
 
+# The demo needs dbstand alone: wheels and pure Python, plus the Rust engine (cargo).
+# Drivers that build against system libraries (mysqlclient) are extras: `make test`
+# installs them after the Debian packages they need.
+$(DEMO_STAMP): pyproject.toml $(NATIVE) | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $(DEMO_STAMP)
+
 # Reinstall when the project's metadata or the native engine's sources change.
 $(STAMP): pyproject.toml $(NATIVE) | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[all,test]'
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
 
 venv: $(STAMP)
 
 ## make demo: create .venv, install dbstand, run the default suite, write the report
-demo: venv
+demo: $(DEMO_STAMP)
 	$(BIN)/dbstand run --html report.html
 
+## make demo-check: `make demo` in a fresh clone with the system's build libraries hidden
+demo-check:
+	bash scripts/demo-check.sh
+
 ## make test: install what the tests need (Debian packages too), run every test
-test: deps-debian venv
+test: deps-debian venv demo-check
 	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
 	cd native/loadgen && cargo test --quiet
 	$(BIN)/python -m pytest -q
 
@@ -36,6 +49,7 @@ deps-debian:
 
 lint: venv
 	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
 
 bench: venv
 	$(BIN)/python bench/harness_overhead

@@ -9,6 +9,20 @@ packages=(
     libmariadb-dev pkg-config         # to build mysqlclient
     tarantool                         # managed Tarantool
     nginx wrk                         # HTTP engine tests and benchmark
+    apache2-utils                     # ab: an independent client of what dbstand serves
+)
+# Every server stack's own packages, from its manifest (src/dbstand/stacks/*/*/stack.toml),
+# so that the test suite can build, start and verify each of them.
+here="$(cd "$(dirname "$0")/.." && pwd)"
+while read -r pkg; do
+    [ -n "$pkg" ] && packages+=("$pkg")
+done < <(python3 - "$here/src/dbstand/stacks" <<'PY'
+import sys, tomllib, pathlib
+found = set()
+for manifest in pathlib.Path(sys.argv[1]).glob("*/*/stack.toml"):
+    found.update(tomllib.loads(manifest.read_text()).get("install", {}).get("debian", []))
+print("\n".join(sorted(found)))
+PY
 )
 
 missing=()

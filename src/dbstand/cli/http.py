@@ -17,9 +17,11 @@ import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from dbstand.cli.common import console, err_console, redacted_argv
+from dbstand.cli.run_common import Export, write_exports
 from dbstand.errors import UserError
 from dbstand.loadgen import DEFAULT_TIMEOUT_S, LoadResult, run_closed, run_open
 from dbstand.loadgen.summary import print_summary
+from dbstand.results.store import read_results
 
 DEFAULT_DURATION_S = 10.0
 AB_TIMELIMIT_REQUESTS = 50_000  # ab: "-t implies -n 50000"
@@ -147,6 +149,7 @@ def http(
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Results file (JSON Lines); default results/<time>-http.jsonl")]
         = None,
+    export: Export = None,
 ) -> None:
     """Load-test one URL (ab/wrk style) and print an ab-like summary."""
     n, d = _plan(requests, timelimit, duration, rate)
@@ -174,6 +177,7 @@ def http(
               "body_bytes": len(body)}
     _save(result, params, path)
     console.print(f"results: [bold]{path}[/]")
+    write_exports(read_results(path), export)
     if not result.successes:
         raise UserError(f"no request succeeded ({result.failed} failed: "
                         f"{result.errors.total} socket errors, {result.non_2xx} non-2xx)")

@@ -44,21 +44,20 @@ def list_workloads() -> None:
 
 @app.command("targets")
 def list_targets() -> None:
-    """Target URL forms and whether dbstand can start a throwaway server for them."""
-    from dbstand.cli.server import MANAGED
+    """Target kinds (targets/<kind>/), their URL forms and whether dbstand can start a
+    throwaway server of them."""
+    from dbstand.targets.kinds import all_kinds
 
     table = Table(title="targets")
-    for col in ("kind", "URL form", "managed server"):
+    for col in ("kind", "URL form", "default port", "managed server"):
         table.add_column(col)
-    forms = {"sqlite": "sqlite:///path.db, sqlite:// (in memory)",
-             "postgresql": "postgresql://user[:password]@host[:port]/db",
-             "mysql": "mysql://user[:password]@host[:port]/db",
-             "tarantool": "tarantool://user[:password]@host[:port]",
-             "mongodb": "mongodb://host[:port]/db"}
-    for kind, form in forms.items():
-        managed = "embedded" if kind == "sqlite" else (
-            "dbstand server up " + kind if kind in MANAGED else "-")
-        table.add_row(kind, form, managed)
+    for kind in all_kinds().values():
+        scheme = kind.schemes[0]
+        form = (f"{scheme}:///path.db, {scheme}:// (in memory)" if kind.embedded else
+                f"{scheme}://user[:password]@host[:port]/db")
+        managed = "embedded" if kind.embedded else (
+            f"dbstand server up {kind.name}" if kind.managed else "-")
+        table.add_row(kind.name, form, str(kind.default_port or "-"), managed)
     console.print(table)
 
 

@@ -1,4 +1,4 @@
-"""`dbstand report FILE`: re-print a results file in any format."""
+"""`dbstand report FILE`: re-print a results file in any format, and export it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from dbstand.cli.common import console
+from dbstand.cli.common import console, err_console
+from dbstand.cli.run_common import Export, write_exports
 from dbstand.errors import UserError
 from dbstand.report.render import FORMATS, render, render_terminal, write_report
 from dbstand.results.store import read_results
@@ -16,19 +17,23 @@ from dbstand.results.store import read_results
 def report(
     file: Annotated[Path, typer.Argument(help="A results file (JSON Lines)")],
     format: Annotated[str, typer.Option("--format", "-f",
-                                        help="table, markdown, csv, json or html")] = "table",
+                                        help=", ".join(FORMATS))] = "table",
     output: Annotated[Path | None, typer.Option("--output", "-o",
                                                 help="Write here instead of stdout")] = None,
+    export: Export = None,
 ) -> None:
-    """Print a results file's table (or write it as Markdown, CSV, JSON or HTML)."""
+    """Print a results file's table (or write it in another format); --export writes
+    more formats at once (pyperf, hdrlog, github-action-benchmark, summary...)."""
     if format not in FORMATS:
         raise UserError(f"unknown format {format!r} (known: {', '.join(FORMATS)})")
     results = read_results(file)
     if format == "table" and output is None:
         render_terminal(results, console)
-        return
-    if output is None:
+    elif output is None:
         typer.echo(render(results, format), nl=False)
+        write_exports(results, export, err_console)  # stdout holds the report
         return
-    write_report(results, output, format)
-    console.print(f"wrote {output}")
+    else:
+        write_report(results, output, format)
+        console.print(f"wrote {output}")
+    write_exports(results, export)

@@ -11,8 +11,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from dbstand.cli.common import console, split_list
+from dbstand.report.renderers import EXPORT_FORMATS
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from dbstand.results.store import ResultsFile
     from dbstand.targets.url import TargetURL
 
@@ -23,8 +26,47 @@ Output = Annotated[Path | None, typer.Option("--output", "-o",
 Html = Annotated[Path | None, typer.Option("--html", help="Also write the HTML report here")]
 
 
-def finish(results: ResultsFile, html: Path | None) -> None:
-    """Print the table and where things are; exit 1 if a case failed (for CI)."""
+def parse_exports(values: list[str] | None) -> list[tuple[str, Path]]:
+    """`FORMAT=PATH` pairs, checked before a run starts so a typo costs no run."""
+    out = []
+    for value in values or []:
+        format, sep, path = value.partition("=")
+        format = format.strip()
+        if not sep or not path.strip():
+            raise typer.BadParameter(f"expected FORMAT=PATH, got {value!r}",
+                                     param_hint="--export")
+        if format not in EXPORT_FORMATS:
+            raise typer.BadParameter(f"unknown format {format!r} (known: "
+                                     f"{', '.join(EXPORT_FORMATS)})", param_hint="--export")
+        out.append((format, Path(path.strip())))
+    return out
+
+
+def _check_exports(values: list[str] | None) -> list[str] | None:
+    parse_exports(values)
+    return values
+
+
+Export = Annotated[list[str] | None, typer.Option(
+    "--export", metavar="FORMAT=PATH", callback=_check_exports,
+    help="Also write the report as FORMAT to PATH (repeatable); FORMAT: "
+         + ", ".join(EXPORT_FORMATS))]
+
+
+def write_exports(results: ResultsFile, exports: list[str] | None,
+                  out: Console = console) -> None:
+    """Write each `FORMAT=PATH` export atomically and say where it went."""
+    from dbstand.report.render import write_exports as write_all
+
+    pairs = parse_exports(exports)
+    write_all(results, pairs)
+    for format, path in pairs:
+        out.print(f"{format}: [bold]{path}[/]")
+
+
+def finish(results: ResultsFile, html: Path | None, export: list[str] | None = None) -> None:
+    """Print the table and where things are, write the report and every export (each
+    atomically); exit 1 if a case failed (for CI), after the files are written."""
     from dbstand.report.render import render_terminal, write_report
 
     render_terminal(results, console)
@@ -32,6 +74,7 @@ def finish(results: ResultsFile, html: Path | None) -> None:
     if html is not None:
         write_report(results, html, "html")
         console.print(f"report: [bold]{html}[/]")
+    write_exports(results, export)
     failed = sum(1 for c in results.cases if c.get("status") != "ok")
     if failed:
         console.print(f"[red]{failed} case(s) failed[/]")

@@ -8,13 +8,16 @@ failed check, for CI).
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from dbstand.cli.common import console
 from dbstand.errors import UserError
+
+if TYPE_CHECKING:
+    from dbstand.targets.url import TargetURL
 
 app = typer.Typer(help="Server stacks (stacks/<language>/<name>/stack.toml): list, build, "
                        "start, check.", no_args_is_help=True)
@@ -71,7 +74,7 @@ def build(name: Name) -> None:
     console.print(f"{name}: {how}: {folder}")
 
 
-def _target_for(manifest_databases: tuple[str, ...], text: str | None):  # type: ignore[no-untyped-def]
+def _target_for(manifest_databases: tuple[str, ...], text: str | None) -> TargetURL | None:
     """The target URL a stack reads: the one given, or a running managed server."""
     from dbstand.targets.managed import load_record
     from dbstand.targets.url import parse_target_url

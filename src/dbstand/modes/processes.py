@@ -23,7 +23,7 @@ import signal
 import time
 from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from dbstand.engine.executor import Executor, IterationResult, Prepared, gc_paused, split
 from dbstand.engine.histogram import LatencyHistogram
@@ -115,8 +115,8 @@ class ProcessExecutor(Executor):
         try:
             for _ in range(processes):
                 parent, child = ctx.Pipe()
-                proc = ctx.Process(target=_worker_main, args=(child, factory, gc_off),
-                                   daemon=True)
+                proc = ctx.Process(  # type: ignore[attr-defined]
+                    target=_worker_main, args=(child, factory, gc_off), daemon=True)
                 proc.start()
                 child.close()
                 self.conns.append(parent)
@@ -132,7 +132,8 @@ class ProcessExecutor(Executor):
         deadline = time.monotonic() + timeout_s if timeout_s else None
         while len(replies) < len(self.conns):
             pending = [c for i, c in enumerate(self.conns) if i not in replies]
-            for conn in wait(pending, timeout=0.2):
+            for ready in wait(pending, timeout=0.2):
+                conn = cast(Connection, ready)
                 i = self.conns.index(conn)
                 try:
                     kind, payload = conn.recv()

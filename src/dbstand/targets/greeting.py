@@ -21,12 +21,12 @@ def first_bytes(host: str, port: int, timeout_s: float = 3.0) -> bytes | None:
 
 
 def is_tarantool(data: bytes | None) -> bool:
-    return bool(data) and data.startswith(b"Tarantool")
+    return data is not None and data.startswith(b"Tarantool")
 
 
 def is_mysql(data: bytes | None) -> bool:
     """A MySQL protocol packet: a v10 handshake, or an error packet (host blocked...)."""
-    return bool(data) and len(data) > 4 and data[4] in (0x0A, 0xFF)
+    return data is not None and len(data) > 4 and data[4] in (0x0A, 0xFF)
 
 
 def what_answers(data: bytes | None) -> str:

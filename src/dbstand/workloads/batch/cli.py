@@ -53,7 +53,7 @@ def run_batch(
         help="Batch APIs, comma-separated (see `dbstand list apis`); default: all")] = None,
     op: Annotated[str, typer.Option(help="Operations: " + ",".join(OPS))] = ",".join(OPS),
     rows: Annotated[str, typer.Option(help="Rows per batch, comma-separated")]
-        = ",".join(str(n) for n in DEFAULT_ROWS),
+        = ",".join(map(str, DEFAULT_ROWS)),
     page_size: Annotated[int, typer.Option(
         help="Rows per page of the paged APIs (the study's page_size)")] = DEFAULT_PAGE_SIZE,
     large_rows: Annotated[int, typer.Option(

@@ -129,7 +129,8 @@ def build_cases(targets: list[TargetURL], stacks: list[str], apis: list[str], op
     (an insert-only ORM call asked to delete) are left out. Per (op, rows) the limit
     rows come first, run through the first stack (it only prepares and verifies).
     """
-    ops, rows, stacks = (list(dict.fromkeys(x)) for x in (ops, rows, stacks))
+    ops, stacks = list(dict.fromkeys(ops)), list(dict.fromkeys(stacks))
+    rows = list(dict.fromkeys(rows))
     for op in ops:
         if op not in OPS:
             raise UserError(f"unknown batch operation {op!r} (known: {', '.join(OPS)})")

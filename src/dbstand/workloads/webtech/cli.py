@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from dbstand.cli.common import console, redacted_argv, split_ints, split_list
-from dbstand.cli.run_common import Html, Output, finish
+from dbstand.cli.run_common import Export, Html, Output, finish
 from dbstand.engine.config import EngineConfig
 from dbstand.execution import RunRequest, default_output, execute
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
@@ -74,6 +74,7 @@ def run_webtech(
         = DEFAULT_PREFIX,
     output: Output = None,
     html: Html = None,
+    export: Export = None,
 ) -> None:
     """webtech: file, hello, loop, big, db and cache pages (and TechEmpower's json and
     plaintext) on every server stack; the study's one-user and four-user tables."""
@@ -94,4 +95,4 @@ def run_webtech(
         results = execute(RunRequest(workload, cases, config,
                                      output or default_output(WORKLOAD), redacted_argv()),
                           console)
-    finish(results, html)
+    finish(results, html, export)

@@ -6,7 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbstand.report.model import Bar, BarChart, Column, Report, Section, Table, fmt
+from dbstand.report.model import (
+    Bar,
+    BarChart,
+    Column,
+    Measurement,
+    Report,
+    Section,
+    Table,
+    fmt,
+    measurement,
+)
 from dbstand.workloads.webtech.rules import TESTS
 
 CAPTION = ("ops/s ↑: successful requests per second, mean of the runs (±: 95% CI); "
@@ -106,7 +116,7 @@ def mode_chart(rows: list[dict[str, Any]], mode: str, tests: list[str]) -> BarCh
 
 def notes(rows: list[dict[str, Any]]) -> list[str]:
     out = []
-    failed = {}
+    failed: dict[str, str] = {}
     for r in rows:
         if r["status"] != "ok":
             failed.setdefault(r["stack"], r["error"])
@@ -131,4 +141,12 @@ def build(records: list[dict[str, Any]], title: str) -> Report:
                                                           mode_table(rows, m, tests)])
                 for m in modes]
     return Report(title, sections, notes=notes(rows), caption=CAPTION, data=rows,
-                  data_columns=DATA_COLUMNS)
+                  data_columns=DATA_COLUMNS, measurements=measurements(records))
+
+
+def measurements(records: list[dict[str, Any]]) -> list[Measurement]:
+    """Per case: requests/s; each repeated load run gives one sample (1 / its rate)."""
+    return [measurement(r, f"webtech {r.get('stack')} {r.get('op')} [{r.get('mode')}]",
+                        "requests/s", r.get("ops_per_s"), operation="request",
+                        samples=[1.0 / x for x in r.get("ops_per_s_runs") or [] if x])
+            for r in records]

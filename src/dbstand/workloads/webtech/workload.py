@@ -14,6 +14,7 @@ for the same stack and test in this run, with coordinated-omission-corrected lat
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,7 @@ DEFAULT_CLIENTS = (1, 4)
 DEFAULT_REQUESTS = 1_000      # per client and run: the study's single user sent 1,000
 DEFAULT_REPEATS = 3           # the study repeated each measurement 3 times
 OPEN = "open"
+MAX_DEFAULT_WORKERS = 256
 
 
 @dataclass(frozen=True)
@@ -108,9 +110,11 @@ class WebtechWorkload(Workload):
         self._failed: dict[str, str] = {}
         self._best: dict[tuple[str, str], float] = {}
         self._db_pid: int | None = None
+        self._clients: set[tuple[str, int]] = set()
 
     # --- preflight: everything a user can get wrong, before any results file --------
     def preflight(self, cases: list[Case]) -> None:
+        self._clients = {(c.stack, int(c.params["clients"])) for c in cases}
         for stack in dict.fromkeys(c.stack for c in cases):
             manifest = get_manifest(stack, WORKLOAD)
             try:
@@ -137,7 +141,8 @@ class WebtechWorkload(Workload):
         stack_exit = contextlib.ExitStack()
         handle = stack_exit.enter_context(running_stack(
             manifest, target=self.target if needs_db else None, prefix=prefix,
-            workers=case.params["workers"], static_dir=SERVED.static_dir))
+            workers=case.params["workers"] or self._default_workers(case.stack),
+            static_dir=SERVED.static_dir))
         self._stack_exit, self._running = stack_exit, (case.stack, handle)
         checks = SERVED.verify(handle, self.target, prefix)
         problem = failures(checks)
@@ -146,6 +151,13 @@ class WebtechWorkload(Workload):
             self._stop_stack()
             raise CaseFailed(self._failed[case.stack])
         return handle
+
+    def _default_workers(self, stack: str) -> int:
+        """The CPU count, raised to the most clients any case of the stack asks for: a
+        prefork server (Apache, Starman) holds one process per kept-alive connection,
+        and fewer would leave clients waiting for a keep-alive timeout."""
+        clients = max((n for s, n in self._clients if s == stack), default=1)
+        return min(max(os.cpu_count() or 1, clients), MAX_DEFAULT_WORKERS)
 
     def _stop_stack(self) -> None:
         if self._stack_exit is not None:

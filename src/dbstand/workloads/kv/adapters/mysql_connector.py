@@ -20,7 +20,7 @@ def implementation() -> str:
     if getattr(mysql.connector, "HAVE_CEXT", False):
         return "C extension"
     try:
-        import _mysql_connector  # type: ignore[import-not-found]  # noqa: F401
+        import _mysql_connector  # noqa: F401
     except ImportError as exc:
         reason = str(exc).split(":")[-1].strip() or type(exc).__name__
         return f"pure Python (C extension unavailable: {reason})"

@@ -174,7 +174,8 @@ class SqlalchemyAsyncKv(AsyncKvClient):
     def statement(self, op: str) -> Any:
         """The Core construct of `op` (bind names k: id, v: name)."""
         t = self.table
-        k, v = bindparam("k"), bindparam("v")
+        k: Any = bindparam("k")
+        v: Any = bindparam("v")
         if op == "select":
             return select(t.c.id, t.c.name).where(t.c.id == k)
         if op == "insert":
@@ -192,8 +193,8 @@ class SqlalchemyAsyncKv(AsyncKvClient):
                 index_elements=[t.c.id],
                 set_={c: getattr(stmt.excluded, c) for c in columns})
         if op == "upsert":
-            stmt = mysql_insert(t).values(id=k, name=v)
-            return stmt.on_duplicate_key_update(name=stmt.inserted.name)
+            my_stmt = mysql_insert(t).values(id=k, name=v)
+            return my_stmt.on_duplicate_key_update(name=my_stmt.inserted.name)
         return Replace(t).values(id=k, name=v)
 
     def sql(self, op: str) -> str:

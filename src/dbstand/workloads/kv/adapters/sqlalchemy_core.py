@@ -27,11 +27,11 @@ def upsert_statements(kind: str, table: Any) -> tuple[Executable, Executable]:
     """(upsert, replace) in the target's native form, with bind parameters k and n.
 
     `table` is a Table (Core) or a mapped class (ORM-enabled statements)."""
-    values = {"id": bindparam("k"), "name": bindparam("n")}
+    values: dict[str, Any] = {"id": bindparam("k"), "name": bindparam("n")}
     if kind in ("postgresql", "sqlite"):
         dialect_insert = postgresql.insert if kind == "postgresql" else sqlite.insert
         stmt = dialect_insert(table).values(values)
-        upsert = stmt.on_conflict_do_update(index_elements=["id"],
+        upsert: Any = stmt.on_conflict_do_update(index_elements=["id"],
                                             set_={"name": stmt.excluded.name})
         if kind == "sqlite":
             return upsert, insert(table).prefix_with("OR REPLACE").values(values)
@@ -39,8 +39,8 @@ def upsert_statements(kind: str, table: Any) -> tuple[Executable, Executable]:
             index_elements=["id"], set_={"id": stmt.excluded.id, "name": stmt.excluded.name})
         return upsert, replace
     if kind == "mysql":
-        stmt = mysql.insert(table).values(values)
-        upsert = stmt.on_duplicate_key_update(name=stmt.inserted.name)
+        my_stmt = mysql.insert(table).values(values)
+        upsert = my_stmt.on_duplicate_key_update(name=my_stmt.inserted.name)
         name = table.__table__.name if hasattr(table, "__table__") else table.name
         return upsert, text(f"REPLACE INTO {name} (id, name) VALUES (:k, :n)")
     raise CaseFailed(f"no upsert form for {kind}")

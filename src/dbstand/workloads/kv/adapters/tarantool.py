@@ -236,8 +236,10 @@ class TarantoolKv(ConnKvClient):
     def fill(self, rows: Iterable[tuple[int, str]]) -> None:
         it = iter(rows)
         while chunk := [list(row) for row in islice(it, FILL_CHUNK)]:
-            self._admin("fill its space", lambda chunk=chunk: self.conn.eval(
-                _FILL, self.space, chunk))
+            def fill_chunk(chunk: list[list[Any]] = chunk) -> Any:
+                return self.conn.eval(_FILL, self.space, chunk)
+
+            self._admin("fill its space", fill_chunk)
 
     def count(self, where: str = "", params: Sequence[Any] = ()) -> int:
         if where:
