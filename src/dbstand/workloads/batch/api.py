@@ -194,7 +194,7 @@ class BatchClient(ABC):
         if api in NATIVE_TOOLS:
             if self._tmp_dir is None:
                 self._tmp_dir = tempfile.mkdtemp(prefix="dbstand-batch-")
-            return write_csv(self._tmp_dir, data)
+            return write_csv(self._tmp_dir, data.row_params)
         return data
 
     def operation(self, api: str, op: str) -> Op:

@@ -13,15 +13,13 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from dbstand.errors import CaseFailed
 from dbstand.targets.managed import password_for
 from dbstand.targets.url import TargetURL
-
-if TYPE_CHECKING:
-    from dbstand.workloads.batch.api import BatchData
 
 TOOL_TIMEOUT_S = 3600.0
 
@@ -34,11 +32,11 @@ def mariadb_binary() -> str | None:
     return shutil.which("mariadb") or shutil.which("mysql")
 
 
-def write_csv(folder: str, data: BatchData) -> str:
+def write_csv(folder: str, rows: Sequence[Sequence[Any]]) -> str:
     """The insert's rows as CSV (key, value), for the native tools to load."""
-    path = Path(folder) / f"batch-{data.rows}.csv"
+    path = Path(folder) / f"batch-{len(rows)}.csv"
     with open(path, "w", newline="") as fh:
-        csv.writer(fh, lineterminator="\n").writerows(data.row_params)
+        csv.writer(fh, lineterminator="\n").writerows(rows)
     return str(path)
 
 
