@@ -162,7 +162,7 @@ def wait_healthy(handle: StackHandle, proc: subprocess.Popen, timeout_s: float,
 
 def stop_tree(handle: StackHandle, proc: subprocess.Popen) -> None:
     """SIGTERM the stack's session, SIGKILL what lingers, then any descendant that
-    left the session: no orphan."""
+    left the session; return once every process of the tree is gone (no orphan)."""
     handle.remember_tree()
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGTERM)
@@ -172,11 +172,17 @@ def stop_tree(handle: StackHandle, proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(5)
+    ours = []
     for pid, started in handle.descendants.items():
         with contextlib.suppress(psutil.Error):
             child = psutil.Process(pid)
             if child.create_time() == started:
                 child.kill()
+                ours.append(child)
+    _, alive = psutil.wait_procs(ours, timeout=5)
+    if alive:
+        raise ServerError(f"stack {handle.manifest.name!r}: processes "
+                          f"{', '.join(str(p.pid) for p in alive)} survived SIGKILL")
 
 
 @contextmanager

@@ -1,0 +1,75 @@
+"""Collections dbstand owns on a MongoDB-wire server, and the refusal to touch any other.
+
+The same rule as sql/ownership.py: a registry collection (`<prefix>owned`) lists the
+collections dbstand created, one document `{_id: name, workload, created_at}` each;
+dbstand drops or refills a collection only if the registry names it. A collection
+with a dbstand-like name that the registry does not list belongs to someone else
+and is refused.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from dbstand.errors import OwnershipError
+from dbstand.sql.ownership import check_prefix
+
+REGISTRY_FIELDS = {"_id", "workload", "created_at"}
+
+
+class MongoOwnership:
+    """Creates and drops the collections of one prefix through a pymongo `Database`."""
+
+    def __init__(self, db: Any, prefix: str):
+        self.db = db
+        self.prefix = check_prefix(prefix)
+        self.registry = f"{prefix}owned"
+
+    def exists(self, name: str) -> bool:
+        return bool(self.db.list_collection_names(filter={"name": name}))
+
+    def owns(self, name: str) -> bool:
+        if not self.exists(self.registry):
+            return False
+        return self.db[self.registry].find_one({"_id": name}) is not None
+
+    def _check_registry(self) -> None:
+        if not self.exists(self.registry):
+            return
+        for doc in self.db[self.registry].find(limit=100):
+            if set(doc) != REGISTRY_FIELDS or not isinstance(doc["_id"], str):
+                raise OwnershipError(
+                    f"collection {self.registry} exists but is not dbstand's registry: "
+                    "refusing to touch it (use another --prefix)")
+
+    def check(self, name: str) -> None:
+        """Refuse early (before any run starts) if `name` is someone else's."""
+        self._check_registry()
+        if self.exists(name) and not self.owns(name):
+            raise OwnershipError(
+                f"collection {name} exists and was not created by dbstand: refusing to "
+                "touch it (rename it, or give dbstand another --prefix)")
+
+    def create(self, name: str, workload: str) -> Any:
+        """(Re)create collection `name` empty and register it; return the collection."""
+        if not name.startswith(self.prefix):
+            raise OwnershipError(f"refusing to create {name}: not under prefix {self.prefix}")
+        self.check(name)
+        if self.exists(name):
+            self.db.drop_collection(name)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.db[self.registry].replace_one(
+            {"_id": name}, {"_id": name, "workload": workload, "created_at": stamp},
+            upsert=True)
+        return self.db.create_collection(name)
+
+    def drop(self, name: str) -> None:
+        """Drop a collection dbstand owns; drop the registry too once it is empty."""
+        if not self.owns(name):
+            raise OwnershipError(f"refusing to drop {name}: dbstand did not create it")
+        self.db.drop_collection(name)
+        registry = self.db[self.registry]
+        registry.delete_one({"_id": name})
+        if registry.count_documents({}) == 0:
+            self.db.drop_collection(self.registry)

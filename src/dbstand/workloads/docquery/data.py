@@ -1,0 +1,327 @@
+"""The docquery data set: the `posts` collection and its relational twin.
+
+Documents are `{_id: ObjectId, title: "Post title", created: datetime}` (spec:
+docquery.md), generated from a seed, so every run and every target holds the same
+set. The SQL twin is `<prefix>posts (id varchar(24) COLLATE "C" PRIMARY KEY, title
+text, created timestamp)` with the ObjectId as 24 lowercase hex digits.
+
+Why the same 30 come back everywhere: ids are generated strictly increasing (a
+timestamp that grows every 1,024 documents, a fixed 5-byte "machine" part, a counter
+that wraps only at a timestamp step) and inserted in that order, in order
+(`ordered=True`). A MongoDB-wire server with no sort returns documents in natural
+(insertion) order: FerretDB's SQLite backend scans by rowid, its PostgreSQL backend
+reads a freshly filled heap front to back, and MongoDB itself returns insertion
+order for an untouched collection. `ORDER BY id` on the SQL twin (byte order, the
+"C" collation) is therefore the same order, and `find(limit=30)` and `SELECT ...
+ORDER BY id LIMIT 30` give the same 30 documents; `verify.py` checks it.
+
+Loading is untimed but reported (documents/s). A loaded set is reused while the
+meta record (`<prefix>docquery_meta`) says it has the same size, seed and format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dbstand.targets.url import TargetURL
+
+DEFAULT_SIZE = 1_000_000
+DEFAULT_SEED = 3  # the study's number among the seeds
+DEFAULT_PREFIX = "dbstand_"
+PAGE = 30
+TITLE = "Post title"
+#: bump when the generated documents change, so that old loaded sets are not reused
+FORMAT = 1
+BATCH = 10_000
+WORKLOAD = "docquery"
+CREATED_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+_PER_SECOND = 1024  # documents per ObjectId timestamp step (a divisor of 2**24)
+_EPOCH = datetime(1970, 1, 1)
+
+
+@dataclass(frozen=True)
+class Post:
+    """One generated document."""
+
+    oid: bytes  # the 12 bytes of its ObjectId
+    created: datetime  # naive, UTC, whole seconds (BSON keeps ms, SQL timestamp us)
+
+    @property
+    def id(self) -> str:
+        return self.oid.hex()
+
+    def answer(self) -> dict[str, Any]:
+        """The item the endpoint must return for this document."""
+        return {"_id": self.id, "title": TITLE, "created": self.created.strftime(CREATED_FORMAT)}
+
+
+def generate(size: int, seed: int = DEFAULT_SEED) -> Iterator[Post]:
+    """The `size` documents of `seed`, in strictly increasing id order."""
+    if size < 0:
+        raise ValueError("size must be >= 0")
+    rng = random.Random(seed)
+    machine = rng.getrandbits(40).to_bytes(5, "big")
+    base = 1_430_000_000 + rng.getrandbits(20)  # spring 2015, as the study
+    for i in range(size):
+        ts = base + i // _PER_SECOND
+        oid = ts.to_bytes(4, "big") + machine + (i & 0xFFFFFF).to_bytes(3, "big")
+        created = _EPOCH + timedelta(seconds=ts + rng.getrandbits(12))
+        yield Post(oid, created)
+
+
+def expected_page(size: int, seed: int = DEFAULT_SEED, page: int = PAGE) -> list[dict[str, Any]]:
+    """What `GET /api/posts/query/` must answer for a set of `size` documents."""
+    return [post.answer() for post in generate(min(size, page), seed)]
+
+
+@dataclass
+class LoadResult:
+    """What a load did: reused the set, or filled it at `rate` documents/s."""
+
+    target: str
+    name: str  # collection or table
+    documents: int
+    reused: bool
+    seconds: float = 0.0
+
+    @property
+    def rate(self) -> float:
+        return self.documents / self.seconds if self.seconds > 0 else 0.0
+
+    def describe(self) -> str:
+        if self.reused:
+            return f"{self.target}: {self.name} reused ({self.documents:,} documents)"
+        return (f"{self.target}: {self.name} loaded, {self.documents:,} documents in "
+                f"{self.seconds:.1f} s ({self.rate:,.0f} documents/s)")
+
+
+Progress = Callable[[int, int], None]
+
+
+def _meta_matches(meta: dict[str, Any] | None, size: int, seed: int) -> bool:
+    return (meta is not None and meta.get("size") == size and meta.get("seed") == seed
+            and meta.get("format") == FORMAT)
+
+
+# -- MongoDB wire -----------------------------------------------------------------
+
+def load_mongo(db: Any, size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED, *,
+               prefix: str = DEFAULT_PREFIX, batch: int = BATCH, force: bool = False,
+               progress: Progress | None = None) -> LoadResult:
+    """Fill `<prefix>posts` in pymongo Database `db` with insert_many, unless the same
+    set is there already. The meta record is written last: an interrupted load is
+    never mistaken for a complete one."""
+    from bson import ObjectId
+
+    from dbstand.targets.mongodb.ownership import MongoOwnership
+
+    own = MongoOwnership(db, prefix)
+    name, meta_name = f"{prefix}posts", f"{prefix}{WORKLOAD}_meta"
+    own.check(name)
+    own.check(meta_name)
+    target = f"mongodb {db.name}"
+    if not force and own.owns(name) and own.owns(meta_name):
+        meta = db[meta_name].find_one({"_id": "posts"})
+        if _meta_matches(meta, size, seed) and db[name].estimated_document_count() == size:
+            return LoadResult(target, name, size, reused=True)
+    if own.owns(meta_name):
+        db[meta_name].delete_many({})
+    else:
+        own.create(meta_name, WORKLOAD)
+    coll = own.create(name, WORKLOAD)
+    started = time.perf_counter()
+    done = 0
+    chunk: list[dict[str, Any]] = []
+    for post in generate(size, seed):
+        chunk.append({"_id": ObjectId(post.oid), "title": TITLE, "created": post.created})
+        if len(chunk) >= batch:
+            coll.insert_many(chunk, ordered=True)
+            done += len(chunk)
+            chunk = []
+            if progress:
+                progress(done, size)
+    if chunk:
+        coll.insert_many(chunk, ordered=True)
+        done += len(chunk)
+    seconds = time.perf_counter() - started
+    db[meta_name].replace_one(
+        {"_id": "posts"},
+        {"_id": "posts", "size": size, "seed": seed, "format": FORMAT,
+         "loaded_at": datetime.now(UTC).replace(tzinfo=None), "seconds": seconds},
+        upsert=True)
+    return LoadResult(target, name, done, reused=False, seconds=seconds)
+
+
+def drop_mongo(db: Any, prefix: str = DEFAULT_PREFIX) -> None:
+    """Drop the docquery collections dbstand created in `db`."""
+    from dbstand.targets.mongodb.ownership import MongoOwnership
+
+    own = MongoOwnership(db, prefix)
+    for name in (f"{prefix}posts", f"{prefix}{WORKLOAD}_meta"):
+        if own.owns(name):
+            own.drop(name)
+
+
+# -- PostgreSQL -------------------------------------------------------------------
+
+def load_postgresql(conn: Any, size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED, *,
+                    prefix: str = DEFAULT_PREFIX, batch: int = BATCH, force: bool = False,
+                    progress: Progress | None = None) -> LoadResult:
+    """Fill `<prefix>posts` through psycopg 3 connection `conn` with COPY, unless the
+    same set is there already; the primary key is built after the copy (faster), and
+    everything commits at once."""
+    from dbstand.sql.dialects import POSTGRESQL
+    from dbstand.sql.ownership import Ownership
+
+    name, meta_name = f"{prefix}posts", f"{prefix}{WORKLOAD}_meta"
+    target = f"postgresql {conn.info.dbname}"
+    with conn.cursor() as cur:
+        own = Ownership(cur, POSTGRESQL, "format", prefix)
+        own.check(name)
+        own.check(meta_name)
+        if not force and own.owns(name) and own.owns(meta_name):
+            cur.execute(f"SELECT size, seed, format FROM {meta_name} WHERE name = 'posts'")
+            row = cur.fetchone()
+            meta = dict(zip(("size", "seed", "format"), row, strict=True)) if row else None
+            if _meta_matches(meta, size, seed):
+                cur.execute(f"SELECT count(*) FROM {name}")
+                if cur.fetchone()[0] == size:
+                    conn.rollback()
+                    return LoadResult(target, name, size, reused=True)
+        own.create(meta_name, f"CREATE TABLE {meta_name} (name varchar(64) PRIMARY KEY, "
+                              "size bigint NOT NULL, seed bigint NOT NULL, "
+                              "format integer NOT NULL, seconds double precision)", WORKLOAD)
+        own.create(name, f'CREATE TABLE {name} (id varchar(24) COLLATE "C" NOT NULL, '
+                         "title text NOT NULL, created timestamp)", WORKLOAD)
+        started = time.perf_counter()
+        done = 0
+        with cur.copy(f"COPY {name} (id, title, created) FROM STDIN") as copy:
+            lines: list[str] = []
+            for post in generate(size, seed):
+                lines.append(f"{post.id}\t{TITLE}\t{post.created:{CREATED_FORMAT}}\n")
+                if len(lines) >= batch:
+                    copy.write("".join(lines))
+                    done += len(lines)
+                    lines = []
+                    if progress:
+                        progress(done, size)
+            if lines:
+                copy.write("".join(lines))
+                done += len(lines)
+        cur.execute(f"ALTER TABLE {name} ADD PRIMARY KEY (id)")
+        seconds = time.perf_counter() - started
+        cur.execute(f"INSERT INTO {meta_name} (name, size, seed, format, seconds) "
+                    "VALUES ('posts', %s, %s, %s, %s)", (size, seed, FORMAT, seconds))
+    conn.commit()
+    with conn.cursor() as cur:  # fresh statistics: the planner must use the key
+        cur.execute(f"ANALYZE {name}")
+    conn.commit()
+    return LoadResult(target, name, done, reused=False, seconds=seconds)
+
+
+def drop_postgresql(conn: Any, prefix: str = DEFAULT_PREFIX) -> None:
+    """Drop the docquery tables dbstand created."""
+    from dbstand.sql.dialects import POSTGRESQL
+    from dbstand.sql.ownership import Ownership
+
+    with conn.cursor() as cur:
+        own = Ownership(cur, POSTGRESQL, "format", prefix)
+        for name in (f"{prefix}posts", f"{prefix}{WORKLOAD}_meta"):
+            if own.owns(name):
+                own.drop(name)
+    conn.commit()
+
+
+# -- by URL -----------------------------------------------------------------------
+
+@contextmanager
+def connected(target: TargetURL | str) -> Iterator[tuple[str, Any]]:
+    """("mongodb", pymongo Database) or ("postgresql", psycopg connection) for a target
+    URL; the password of a `dbstand server up` server is found when the URL has none."""
+    from dbstand.errors import TargetError
+    from dbstand.targets.managed import password_for
+    from dbstand.targets.url import parse_target_url
+
+    url = parse_target_url(target) if isinstance(target, str) else target
+    if url.password is None:
+        url = url.with_password(password_for(url))
+    if url.kind == "mongodb":
+        import pymongo
+
+        client: Any = pymongo.MongoClient(url.secret(), serverSelectionTimeoutMS=10_000)
+        try:
+            yield "mongodb", client[url.database or "dbstand"]
+        finally:
+            client.close()
+    elif url.kind == "postgresql":
+        import psycopg
+
+        with psycopg.connect(url.secret(), connect_timeout=10) as conn:
+            yield "postgresql", conn
+    else:
+        raise TargetError(f"docquery data lives in mongodb:// or postgresql:// targets, "
+                          f"not {url.kind}")
+
+
+def load_url(target: TargetURL | str, size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED, *,
+             prefix: str = DEFAULT_PREFIX, force: bool = False,
+             progress: Progress | None = None) -> LoadResult:
+    """Load the set into a mongodb:// or postgresql:// target."""
+    from dbstand.sql.ownership import check_prefix
+
+    check_prefix(prefix)
+    with connected(target) as (kind, handle):
+        load = load_mongo if kind == "mongodb" else load_postgresql
+        return load(handle, size, seed, prefix=prefix, force=force, progress=progress)
+
+
+def loaded_set(target: TargetURL | str, prefix: str = DEFAULT_PREFIX) -> tuple[int, int] | None:
+    """(size, seed) of the complete set loaded in `target`, or None: what a stack's
+    answer is checked against."""
+    meta_name = f"{prefix}{WORKLOAD}_meta"
+    with connected(target) as (kind, handle):
+        if kind == "mongodb":
+            if meta_name not in handle.list_collection_names():
+                return None
+            meta = handle[meta_name].find_one({"_id": "posts"})
+        else:
+            from dbstand.sql.dialects import POSTGRESQL
+
+            with handle.cursor() as cur:
+                cur.execute(POSTGRESQL.table_exists.replace("?", "%s"), (meta_name,))
+                if cur.fetchone() is None:
+                    return None
+                cur.execute(f"SELECT size, seed, format FROM {meta_name} WHERE name = 'posts'")
+                row = cur.fetchone()
+            meta = dict(zip(("size", "seed", "format"), row, strict=True)) if row else None
+    if meta is None or meta.get("format") != FORMAT:
+        return None
+    return int(meta["size"]), int(meta["seed"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m dbstand.workloads.docquery.data URL [--size N] [--seed S]`: load by hand."""
+    parser = argparse.ArgumentParser(description="Load the docquery posts data set.")
+    parser.add_argument("url", help="mongodb:// or postgresql:// target")
+    parser.add_argument("--size", type=int, default=DEFAULT_SIZE)
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--prefix", default=DEFAULT_PREFIX)
+    parser.add_argument("--force", action="store_true", help="reload even if it matches")
+    args = parser.parse_args(argv)
+    result = load_url(args.url, args.size, args.seed, prefix=args.prefix, force=args.force)
+    print(result.describe())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
