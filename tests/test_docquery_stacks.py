@@ -13,6 +13,7 @@ import http.client
 import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +113,27 @@ def test_wrong_answers_are_caught() -> None:
     extra = [{**item, "body": ""} for item in expected]
     assert check_answer(json.dumps(extra), expected)
     assert check_answer("not json", expected)
+
+
+def test_run_docquery_end_to_end(cli, ferret: TargetURL, pg_posts: TargetURL,
+                                 tmp_path: Path) -> None:
+    """The study's table from a tiny run: blocking vs async vs ODM on FerretDB, and the
+    SQL analog, each verified, then loaded as ab would (new connection per request)."""
+    out = tmp_path / "d.jsonl"
+    res = cli("run", "docquery", "--stack", "docquery-tornado-pymongo,docquery-tornado-motor,"
+              "docquery-tornado-mongoengine,docquery-tornado-psycopg",
+              "--target", f"{ferret.secret()},{pg_posts.secret()}", "--size", str(SIZE),
+              "--seed", str(SEED),
+              "--test", "test2", "--connections", "new,keepalive", "--repeats", "2",
+              "-o", str(out))
+    assert res.code == 0, res.stderr + res.stdout[-2000:]
+    assert "ApacheBench" in res.stdout and "vs ref" in res.stdout
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    cases = [r for r in records if r["type"] == "case"]
+    assert len(cases) == 4 * 2 and all(r["status"] == "ok" for r in cases)
+    motor = next(r for r in cases if r["stack"].endswith("motor") and r["mode"] == "new")
+    assert motor["requests"] == 2 * 100 and motor["errors"]["non_2xx"] == 0
+    assert set(motor["ab"]["percentiles_ms"]) == {"50", "66", "75", "80", "90", "95", "98",
+                                                  "99", "100"}
+    csv_text = cli("report", str(out), "-f", "csv").stdout
+    assert "vs_reference" in csv_text.splitlines()[0]

@@ -57,10 +57,16 @@ ENTRIES: dict[str, WorkloadEntry] = {e.name: e for e in (
                   f"{_P}.webtech.workload:WebtechWorkload",
                   {"run": f"{_P}.webtech.cli:run_webtech"},
                   served=f"{_P}.webtech.verify:SERVED", report=f"{_P}.webtech.report:build"),
+    WorkloadEntry("docquery", "sync driver vs async driver vs ODM behind one Tornado "
+                  "endpoint, on MongoDB-wire servers and PostgreSQL", ("test1", "test2"),
+                  f"{_P}.docquery.workload:DocqueryWorkload",
+                  {"run": f"{_P}.docquery.cli:run_docquery",
+                   "serve": f"{_P}.docquery.cli:serve_docquery"},
+                  served=f"{_P}.docquery.verify:SERVED", report=f"{_P}.docquery.report:build"),
 )}
 
 #: named in the specs but not built yet: listed so users see what is coming
-PLANNED = {"docquery": "sync vs async driver vs ODM behind an HTTP endpoint"}
+PLANNED: dict[str, str] = {}
 
 
 def served_workload(name: str) -> ServedWorkload:

@@ -53,7 +53,7 @@ def _one_run(url: str, plan: LoadPlan) -> LoadResult:
                       keepalive=plan.keepalive)
 
 
-def measure(url: str, plan: LoadPlan, app_pid: int, db_pid: int | None = None,
+def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | None = None,
             alive: Any = None) -> dict[str, Any]:
     """Warm up, run the plan, and return the record's metrics (see module doc).
 
@@ -62,27 +62,26 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pid: int | None = None,
     """
     if plan.warmup_requests:
         run_closed(url, 1, requests=plan.warmup_requests, keepalive=plan.keepalive)
-    app, db = TreeCpu(app_pid), (TreeCpu(db_pid) if db_pid else None)
+    pids = [db_pids] if isinstance(db_pids, int) else list(db_pids or [])
+    app, dbs = TreeCpu(app_pid), [TreeCpu(pid) for pid in pids]
     runs: list[LoadResult] = []
     for _ in range(plan.repeats):
-        for tree in (db, app):
-            if tree is not None:
-                tree.begin()
+        for tree in (*dbs, app):
+            tree.begin()
         result = _one_run(url, plan)
-        for tree in (app, db):
-            if tree is not None:
-                tree.end()
+        for tree in (app, *dbs):
+            tree.end()
         runs.append(result)
         if alive is not None and not alive():
             raise CaseFailed("the stack's server died during the measurement")
-    lost = [t.lost for t in (app, db) if t is not None and t.lost]
+    lost = [t.lost for t in (app, *dbs) if t.lost]
     if lost:
         raise CaseFailed("a CPU probe lost its process: " + "; ".join(lost))
-    return metrics_of(runs, plan, app, db)
+    return metrics_of(runs, plan, app, dbs)
 
 
 def metrics_of(runs: list[LoadResult], plan: LoadPlan, app: TreeCpu,
-               db: TreeCpu | None) -> dict[str, Any]:
+               dbs: list[TreeCpu]) -> dict[str, Any]:
     requests = sum(r.requests for r in runs)
     successes = sum(r.successes for r in runs)
     failed = requests - successes
@@ -121,8 +120,8 @@ def metrics_of(runs: list[LoadResult], plan: LoadPlan, app: TreeCpu,
         "latency_corrected": bool(plan.rate),
         "app_cpu_us_per_req": round(app.cpu_s / successes * 1e6, 2) if successes else None,
         "app_peak_rss_mb": round(app.peak_rss / 2**20, 1),
-        "db_cpu_us_per_req": round(db.cpu_s / successes * 1e6, 2) if db and successes
-        else None,
+        "db_cpu_us_per_req": round(sum(d.cpu_s for d in dbs) / successes * 1e6, 2)
+        if dbs and successes else None,
         "generator_cpu_s": round(sum(r.process_cpu_s for r in runs), 3),
         "load": {"connections": plan.connections, "requests": plan.requests,
                  "duration_s": plan.duration_s, "rate": plan.rate, "keepalive": plan.keepalive,

@@ -4,6 +4,7 @@ Under concurrent users, InnoDB and PostgreSQL may pick a request as a deadlock
 victim (or time out its lock wait) and roll it back; the request is then run again
 from the start, as applications do, rather than answering its default error status.
 Drivers and ORMs wrap the driver's error differently, so the chain is searched.
+(psycopg: `sqlstate`; pg8000: the error fields' `C`; PyMySQL: the error number.)
 """
 
 from __future__ import annotations
@@ -30,5 +31,7 @@ def is_conflict(exc: BaseException) -> bool:
         args = getattr(err, "args", ())
         if args and isinstance(args[0], int) and args[0] in _MYSQL_ERRNOS:
             return True
+        if args and isinstance(args[0], dict) and args[0].get("C") in _SQLSTATES:
+            return True  # pg8000: the server's error fields, C = SQLSTATE
         todo += [getattr(err, "orig", None), err.__cause__, err.__context__, *args[:1]]
     return False

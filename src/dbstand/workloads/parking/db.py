@@ -1,12 +1,13 @@
 """DB-API connections for the parking service and its schema management.
 
-One place opens the driver a target needs (sqlite3, psycopg 3, PyMySQL) in
+One place opens the driver a target needs (sqlite3, psycopg 3 or pg8000, PyMySQL) in
 autocommit, so that transactions are explicit; connection failures become one
 clear TargetError.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +53,26 @@ def connect(target: TargetURL) -> Any:
 
 #: the driver the service uses per kind (its data access is the stacks' own code)
 DRIVERS = {"sqlite": "sqlite3", "postgresql": "psycopg", "mysql": "pymysql"}
+#: names another PostgreSQL driver for the service process (PyPy: pg8000, pure Python)
+PG_DRIVER_ENV = "DBSTAND_PARKING_PG_DRIVER"
+PG_DRIVERS = ("psycopg", "pg8000")
+
+
+def driver_name(kind: str) -> str:
+    """The driver module (in dbstand.drivers) the service uses for `kind`."""
+    if kind == "postgresql":
+        chosen = os.environ.get(PG_DRIVER_ENV) or DRIVERS[kind]
+        if chosen not in PG_DRIVERS:
+            raise UserError(f"{PG_DRIVER_ENV} must be one of {', '.join(PG_DRIVERS)}, "
+                            f"not {chosen!r}")
+        return chosen
+    return DRIVERS[kind]
 
 
 def _open(target: TargetURL) -> Any:
     import importlib
 
-    driver = importlib.import_module(f"dbstand.drivers.{DRIVERS[target.kind]}")
+    driver = importlib.import_module(f"dbstand.drivers.{driver_name(target.kind)}")
     if target.kind == "sqlite":  # concurrent writers wait for the lock, up to 30 s
         return driver.connect(target, busy_timeout_ms=30_000)
     return driver.connect(target)

@@ -1,13 +1,19 @@
-"""The dispatch table and the request cycle every implementation shares:
-parameter check, version check, one transaction, default error statuses."""
+"""The request cycle every Python implementation shares: the spec's function table
+(parameters and default error statuses), parameter and version checks, lock-conflict
+retries, and the deliberate faults used to show the suite failing.
+
+What a function reads, locks and writes is each implementation's own code
+(service/raw.py, service/sqlalchemy_orm.py, service/peewee_orm.py): this module only
+hands it a parsed `Call` and takes back an answer.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
-from dbstand.workloads.parking import logic
 from dbstand.workloads.parking.conflicts import RETRIES, is_conflict
 from dbstand.workloads.parking.protocol import (
     NOT_AVAILABLE,
@@ -18,10 +24,22 @@ from dbstand.workloads.parking.protocol import (
     parse_descr,
     parse_version,
 )
-from dbstand.workloads.parking.repo import Backend, Repo
 from dbstand.workloads.parking.values import now
 
 log = logging.getLogger("dbstand.workloads.parking")
+
+
+class Service(Protocol):
+    """One implementation's service for a whole server process."""
+
+    stack: str
+
+    def call(self, name: str, call: Call) -> Answer:
+        """Run function `name` in one transaction: commit when it returns an answer,
+        roll back when it raises (a `Reply` included) and re-raise."""
+        ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -29,29 +47,30 @@ class Function:
     name: str
     params: frozenset[str]         # accepted parameters besides `version`
     default_error: str             # unexpected parameter or failure
-    rules: Callable[[Call, Repo], Answer]
 
 
-def _fn(rules: Callable[[Call, Repo], Answer], params: str, default_error: str) -> Function:
-    return Function(rules.__name__, frozenset(params.split()), default_error, rules)
+def _fn(name: str, params: str, default_error: str) -> Function:
+    return Function(name, frozenset(params.split()), default_error)
 
 
+#: the spec's functions, in the study's table 1 order
 FUNCTIONS: dict[str, Function] = {f.name: f for f in (
-    _fn(logic.get_service_info, "service_descr user_id", "not_available"),
-    _fn(logic.create_reservation,
-        "service_descr price transaction_id user_id pay_from_balance", "not_available"),
-    _fn(logic.pay_reservation, "transaction_id", "bad_transaction"),
-    _fn(logic.cancel_reservation, "transaction_id", "bad_transaction"),
-    _fn(logic.stop_service, "transaction_id", "bad_transaction"),
-    _fn(logic.get_user_account, "user_id", "bad_transaction"),
-    _fn(logic.account_transfer, "transaction_id src_user_id dst_user_id", "bad_transaction"),
-    _fn(logic.issue_ticket, "parking_id", "not_available"),
-    _fn(logic.leave_parking, "parking_id user_ticket", "not_available"),
-    _fn(logic.check_plate_number, "registration_plate", "not_available"),
+    _fn("get_service_info", "service_descr user_id", "not_available"),
+    _fn("create_reservation", "service_descr price transaction_id user_id pay_from_balance",
+        "not_available"),
+    _fn("pay_reservation", "transaction_id", "bad_transaction"),
+    _fn("get_user_account", "user_id", "bad_transaction"),
+    _fn("stop_service", "transaction_id", "bad_transaction"),
+    _fn("account_transfer", "transaction_id src_user_id dst_user_id", "bad_transaction"),
+    _fn("cancel_reservation", "transaction_id", "bad_transaction"),
+    _fn("check_plate_number", "registration_plate", "not_available"),
+    _fn("leave_parking", "parking_id user_ticket", "not_available"),
+    _fn("issue_ticket", "parking_id", "not_available"),
 )}
 
-#: switches that make a server skip one rule, so the suite can be shown failing;
-#: the last two misspell refusals (the reason as the status, a code on a lone status)
+#: switches that make a server skip one rule, so the suite can be shown failing; the
+#: first two are honoured by each implementation's create_reservation, the last two
+#: misspell refusals here (the reason as the status, a code on a lone status)
 BROKEN = frozenset({"skip-price-check", "no-idempotent-replay", "reason-in-status",
                     "stray-status-code"})
 
@@ -67,7 +86,7 @@ def _misspelled(answer: Answer, broken: frozenset[str]) -> Answer:
     return answer
 
 
-def handle(name: str, params: Mapping[str, str], backend: Backend,
+def handle(name: str, params: Mapping[str, str], service: Service,
            broken: frozenset[str] = frozenset()) -> Answer:
     """Answer one call (without `ts`); BadRequest for an unknown function or a
     malformed service_descr (the transport answers those with HTTP 500)."""
@@ -85,7 +104,7 @@ def handle(name: str, params: Mapping[str, str], backend: Backend,
     call = Call(version=version, params=dict(params), descr=descr, now=now(), broken=broken)
     for attempt in range(1, RETRIES + 1):
         try:
-            return backend.run(lambda repo: function.rules(call, repo))
+            return service.call(name, call)
         except Reply as reply:
             return _misspelled(reply.answer, broken) if broken else reply.answer
         except Exception as exc:

@@ -1,11 +1,18 @@
-"""Pricing and refunds, exactly as the spec's Pricing section and stop_service say."""
+"""Pricing and refunds, exactly as the spec's Pricing section and stop_service say.
+
+Pure functions (no database): the one part of the rules every Python implementation
+shares, besides the spec and the conformance suite. Each implementation's own code
+decides what to read, lock and write.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal, InvalidOperation
 
 QUARTER_MINUTES = 15
+#: leave_parking's grace after PAID_UNTIL_TS
+GRACE = dt.timedelta(minutes=15)
 CENT = Decimal("0.01")
 MICRO = Decimal("0.000001")
 
@@ -15,6 +22,35 @@ def rounded_minutes(minutes: int, first_hour: bool) -> int:
     if minutes == 0 and first_hour:
         minutes = 1
     return -(-minutes // QUARTER_MINUTES) * QUARTER_MINUTES
+
+
+def never_paid(start: dt.datetime, paid_until: dt.datetime) -> bool:
+    """No paid time on an order: PAID_UNTIL_TS still at START_TS (a "first hour")."""
+    return paid_until <= start
+
+
+def ticket_minutes(start: dt.datetime, paid_until: dt.datetime, now: dt.datetime) -> int:
+    """Rounded minutes a ticket owes now: the time overdue past PAID_UNTIL_TS."""
+    return rounded_minutes(overdue_minutes(paid_until, now),
+                           first_hour=never_paid(start, paid_until))
+
+
+def session_minutes(version: int, text: str) -> int | None:
+    """Rounded minutes of a session without ticket, from `duration` (v>=1: whole
+    minutes) or v0's `hours` (a decimal); None when it is not a positive number."""
+    if version == 0:
+        try:
+            hours = Decimal(text.strip())
+        except (InvalidOperation, AttributeError):
+            return None
+        if not hours.is_finite() or hours <= 0:
+            return None
+        minutes = minutes_of_hours(hours)
+    else:
+        if not text.isascii() or not text.isdigit() or int(text) <= 0:
+            return None
+        minutes = int(text)
+    return rounded_minutes(minutes, first_hour=True)
 
 
 def minutes_of_hours(hours: Decimal) -> int:

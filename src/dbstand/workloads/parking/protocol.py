@@ -24,6 +24,9 @@ DESCR_KEYS[2] = DESCR_KEYS[1]
 
 Answer = dict[str, Any]
 
+#: issue_ticket draws ticket numbers from this range (inclusive)
+TICKETS = (1_000_000_000, 1_999_999_999)
+
 _DIGITS = re.compile(r"^[0-9]+$")
 
 

@@ -126,7 +126,7 @@ def _kind(conn: Any) -> str:
     module = type(conn).__module__
     if module.startswith("sqlite3"):
         return "sqlite"
-    return "postgresql" if module.startswith("psycopg") else "mysql"
+    return "postgresql" if module.startswith(("psycopg", "pg8000")) else "mysql"
 
 
 def _ownership(conn: Any, prefix: str) -> Ownership:

@@ -1,0 +1,144 @@
+"""`dbstand run docquery` and `dbstand serve docquery`: the Tornado endpoint study."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from typing import Annotated
+
+import typer
+
+from dbstand.cli.common import console, redacted_argv, split_list
+from dbstand.cli.run_common import Html, Output, finish
+from dbstand.engine.config import EngineConfig
+from dbstand.errors import UserError
+from dbstand.execution import RunRequest, default_output, execute
+from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
+from dbstand.stacks.manifest import stacks_for
+from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads.docquery.workload import (
+    CONNECTIONS,
+    TESTS,
+    WORKLOAD,
+    DocqueryOptions,
+    DocqueryWorkload,
+    build_cases,
+)
+
+#: (URL, the server's name in results, database server pids whose CPU counts)
+Served = tuple[TargetURL, str, list[int]]
+
+
+@contextlib.contextmanager
+def databases(texts: list[str]) -> Iterator[list[Served]]:
+    """The targets given, or the study's stand-ins started for the run: FerretDB on its
+    SQLite backend, a PostgreSQL, and FerretDB on that PostgreSQL."""
+    if texts:
+        yield [(parse_target_url(t), parse_target_url(t).redacted(), []) for t in texts]
+        return
+    from dbstand.targets.mongodb.managed import ManagedFerretDB
+    from dbstand.targets.postgresql.managed import ManagedPostgres
+
+    with contextlib.ExitStack() as stack:
+        with console.status("starting FerretDB (SQLite backend), PostgreSQL and FerretDB "
+                            "(PostgreSQL backend); the first start builds FerretDB..."):
+            lite = stack.enter_context(ManagedFerretDB())
+            pg = stack.enter_context(ManagedPostgres())
+            on_pg = stack.enter_context(ManagedFerretDB(settings={
+                "backend": "postgresql", "postgresql_url": pg.target().secret()}))
+        yield [(lite.target(), str(lite.settings["server"]), [lite.pid]),
+               (pg.target(), f"PostgreSQL {pg.settings.get('version', '')}".strip(), [pg.pid]),
+               (on_pg.target(), str(on_pg.settings["server"]), [on_pg.pid, pg.pid])]
+
+
+def run_docquery(
+    stack: Annotated[str | None, typer.Option(
+        help="Stacks, comma-separated (default: every docquery stack; `dbstand stack list "
+             "--workload docquery`)")] = None,
+    target: Annotated[str | None, typer.Option(
+        help="mongodb:// and/or postgresql:// URLs, comma-separated (default: FerretDB on "
+             "SQLite, PostgreSQL, and FerretDB on that PostgreSQL, started for the run)")]
+        = None,
+    test: Annotated[str, typer.Option(
+        help="test1 (10,000 requests at concurrency 100), test2 (100 at 10)")]
+        = ",".join(TESTS),
+    connections: Annotated[str, typer.Option(
+        help="new (a connection per request, as ab) and/or keepalive")]
+        = ",".join(CONNECTIONS),
+    size: Annotated[int, typer.Option(help="Documents in the posts collection")] = 1_000_000,
+    seed: Annotated[int, typer.Option(help="Seed of the data set")] = 3,
+    repeats: Annotated[int, typer.Option(help="Runs per case (mean and 95% CI)")] = 3,
+    open_loop: Annotated[bool, typer.Option(
+        "--open-loop", help="Also load at half the closed-loop maximum (corrected latency)")]
+        = False,
+    max_error_rate: Annotated[float, typer.Option(
+        help="A case with more failed requests than this share fails")] = 0.01,
+    prefix: Annotated[str, typer.Option(help="Prefix of the collections and tables dbstand "
+                                             "owns")] = DEFAULT_PREFIX,
+    output: Output = None,
+    html: Html = None,
+) -> None:
+    """docquery: sync driver vs async driver vs ODM behind one Tornado endpoint, on
+    MongoDB-wire servers and PostgreSQL; ApacheBench's table for each case."""
+    check_prefix(prefix)
+    options = DocqueryOptions(size=size, seed=seed, repeats=repeats, prefix=prefix,
+                              max_error_rate=max_error_rate)
+    options.check()
+    stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
+    for url in split_list(target, "--target"):
+        if parse_target_url(url).kind not in ("mongodb", "postgresql"):
+            raise UserError(f"docquery reads mongodb:// or postgresql:// targets, not {url}")
+    workload = DocqueryWorkload()
+    with databases(split_list(target, "--target")) as served:
+        pairs = [(url, name) for url, name, _ in served]
+        usable = [s for s in stacks
+                  if any(url.kind in _databases(s) for url, _ in pairs)]
+        cases = build_cases(pairs, usable, split_list(test, "--test"),
+                            split_list(connections, "--connections"), open_loop, options)
+        workload.use_targets({url.redacted(): pids for url, _, pids in served if pids})
+        config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)
+        results = execute(RunRequest(workload, cases, config,
+                                     output or default_output(WORKLOAD), redacted_argv()),
+                          console)
+    finish(results, html)
+
+
+def _databases(stack: str) -> tuple[str, ...]:
+    from dbstand.stacks.manifest import get_manifest
+
+    return get_manifest(stack, WORKLOAD).databases
+
+
+def serve_docquery(
+    stack: Annotated[str, typer.Option(help="A docquery stack")],
+    target: Annotated[str, typer.Option(help="mongodb:// or postgresql:// URL")],
+    port: Annotated[int | None, typer.Option(help="Port on 127.0.0.1 (default: a free one)")]
+        = None,
+    size: Annotated[int, typer.Option(help="Documents (loaded first if missing)")]
+        = 1_000_000,
+    seed: Annotated[int, typer.Option(help="Seed of the data set")] = 3,
+    prefix: Annotated[str, typer.Option(help="Prefix of dbstand's collections and tables")]
+        = DEFAULT_PREFIX,
+) -> None:
+    """Serve one docquery endpoint (data loaded first if missing) until Ctrl-C."""
+    from dbstand.cli.ports import check_port
+    from dbstand.stacks.launcher import running_stack
+    from dbstand.stacks.manifest import get_manifest
+    from dbstand.workloads.docquery.verify import PATH, served
+
+    check_port(port)
+    check_prefix(prefix)
+    manifest = get_manifest(stack, WORKLOAD)
+    url = parse_target_url(target)
+    if url.kind not in manifest.databases:
+        raise UserError(f"stack {stack!r} reads {', '.join(manifest.databases)}, not "
+                        f"{url.kind}")
+    spec = served(size, seed)
+    spec.prepare(url, prefix)
+    with running_stack(manifest, target=url, port=port, prefix=prefix, workers=1) as handle:
+        console.print(f"docquery ({stack}) on {url.redacted()}: "
+                      f"[bold]{handle.base_url}{PATH}[/] (pid {handle.pid}); Ctrl-C stops it")
+        while handle.alive():
+            time.sleep(0.5)
+    raise UserError(f"stack {stack!r} exited on its own")

@@ -1,0 +1,205 @@
+"""Workload `docquery`: one endpoint that reads a page of 30 documents, behind a
+single-threaded Tornado server, with a blocking driver, an async driver and an ODM
+(specs/docquery.md, seed 003), on MongoDB-wire servers and on PostgreSQL.
+
+A case is (stack, target, test, connection mode). The study's tests: test 1 is
+10,000 requests at concurrency 100, test 2 is 100 requests at concurrency 10, each
+with a new connection per request as ApacheBench sends them; dbstand repeats them
+on kept-alive connections and, with --open-loop, at half the closed-loop maximum
+with coordinated-omission-corrected latency. Cases come grouped by (stack, target):
+the stack starts once, its answer is verified (30 documents, the same for every
+stack on the same data), then measured; CPU is read over the stack's process tree
+and the database server's (FerretDB, and PostgreSQL behind it when that is its
+backend).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+from dbstand.engine.config import EngineConfig
+from dbstand.errors import CaseFailed, UserError
+from dbstand.probes.locate import server_pid
+from dbstand.stacks.build import ensure_built
+from dbstand.stacks.launcher import StackHandle, running_stack
+from dbstand.stacks.manifest import get_manifest
+from dbstand.targets.url import TargetURL
+from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.docquery.verify import PATH, served
+from dbstand.workloads.http_load import LoadPlan, measure
+from dbstand.workloads.served import failures
+
+WORKLOAD = "docquery"
+#: the study's two ApacheBench runs: name -> (requests, concurrency)
+TESTS = {"test1": (10_000, 100), "test2": (100, 10)}
+CONNECTIONS = ("new", "keepalive")
+OPEN = "open"
+
+
+@dataclass(frozen=True)
+class DocqueryOptions:
+    size: int = 1_000_000
+    seed: int = 3
+    repeats: int = 3
+    open_duration_s: float = 5.0
+    prefix: str = "dbstand_"
+    max_error_rate: float = 0.01
+
+    def check(self) -> None:
+        if not 30 <= self.size <= 100_000_000:
+            raise UserError("--size must be from 30 to 100,000,000 documents")
+        if not 1 <= self.repeats <= 100:
+            raise UserError("--repeats must be from 1 to 100")
+        if not 0 <= self.max_error_rate < 1:
+            raise UserError("--max-error-rate must be from 0 to 1")
+
+
+class DocqueryCase(Case):
+    def label(self) -> str:
+        return f"docquery {self.stack} on {self.params['server']} {self.op} [{self.mode}]"
+
+
+def build_cases(targets: list[tuple[TargetURL, str]], stacks: list[str], tests: list[str],
+                connections: list[str], open_loop: bool,
+                options: DocqueryOptions) -> list[Case]:
+    """(stack x target it can read) x tests x connection modes; `targets` pairs a URL
+    with the server's name as results show it ("FerretDB 1.24.0, SQLite backend")."""
+    options.check()
+    for test in tests:
+        if test not in TESTS:
+            raise UserError(f"unknown docquery test {test!r} (known: {', '.join(TESTS)})")
+    for mode in connections:
+        if mode not in CONNECTIONS:
+            raise UserError(f"--connections takes {' and/or '.join(CONNECTIONS)}, "
+                            f"not {mode!r}")
+    params = {"size": options.size, "seed": options.seed, "repeats": options.repeats,
+              "prefix": options.prefix, "max_error_rate": options.max_error_rate}
+    cases: list[Case] = []
+    for stack in dict.fromkeys(stacks):
+        manifest = get_manifest(stack, WORKLOAD)
+        mine = [(url, name) for url, name in targets if url.kind in manifest.databases]
+        if not mine:
+            raise UserError(f"stack {stack!r} reads {', '.join(manifest.databases)}: no "
+                            "such target in this run")
+        for url, name in mine:
+            for test in tests:
+                requests, clients = TESTS[test]
+                for mode in connections:
+                    cases.append(DocqueryCase(WORKLOAD, stack, url, mode, test, {
+                        **params, "server": name, "requests": requests, "clients": clients,
+                        "keepalive": mode == "keepalive"}))
+            if open_loop:
+                requests, clients = TESTS[tests[0]]
+                cases.append(DocqueryCase(WORKLOAD, stack, url, OPEN, tests[0], {
+                    **params, "server": name, "requests": requests, "clients": clients,
+                    "keepalive": True, "duration_s": options.open_duration_s}))
+    return cases
+
+
+class DocqueryWorkload(Workload):
+    name = WORKLOAD
+    description = "sync vs async driver vs ODM behind one Tornado endpoint (seed 003)"
+    operations = tuple(TESTS)
+
+    def __init__(self) -> None:
+        self._running: tuple[tuple[str, str], StackHandle] | None = None
+        self._stack_exit: contextlib.ExitStack | None = None
+        self._failed: dict[tuple[str, str], str] = {}
+        self._best: dict[tuple[str, str], float] = {}
+        self._db_pids: dict[str, list[int]] = {}
+
+    def preflight(self, cases: list[Case]) -> None:
+        for stack in dict.fromkeys(c.stack for c in cases):
+            ensure_built(get_manifest(stack, WORKLOAD))
+
+    def use_targets(self, db_pids: dict[str, list[int]]) -> None:
+        """The database server processes behind each target URL (redacted), whose CPU
+        counts as the database's (FerretDB and its PostgreSQL backend)."""
+        self._db_pids = db_pids
+
+    def _stack(self, case: Case) -> StackHandle:
+        key = (case.stack, case.target.redacted())
+        if self._running is not None and self._running[0] == key:
+            return self._running[1]
+        self._stop_stack()
+        p = case.params
+        spec = served(p["size"], p["seed"])
+        spec.prepare(case.target, p["prefix"])
+        stack_exit = contextlib.ExitStack()
+        handle = stack_exit.enter_context(running_stack(
+            get_manifest(case.stack, WORKLOAD), target=case.target, prefix=p["prefix"],
+            workers=1))
+        self._stack_exit, self._running = stack_exit, (key, handle)
+        problem = failures(spec.verify(handle, case.target, p["prefix"]))
+        if problem:
+            self._failed[key] = f"verification failed: {problem}"
+            self._stop_stack()
+            raise CaseFailed(self._failed[key])
+        return handle
+
+    def _stop_stack(self) -> None:
+        if self._stack_exit is not None:
+            stack_exit, self._stack_exit, self._running = self._stack_exit, None, None
+            stack_exit.close()
+
+    def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
+        key = (case.stack, case.target.redacted())
+        if key in self._failed:
+            raise CaseFailed(self._failed[key])
+        handle = self._stack(case)
+        p = case.params
+        if case.mode == OPEN:
+            best = self._best.get(key)
+            if not best:
+                raise CaseFailed("no closed-loop figure to set the open-loop rate from")
+            plan = LoadPlan(connections=p["clients"], rate=round(best / 2, 1),
+                            duration_s=p["duration_s"], repeats=p["repeats"],
+                            max_error_rate=p["max_error_rate"])
+        else:
+            plan = LoadPlan(connections=p["clients"], requests=p["requests"],
+                            keepalive=p["keepalive"], repeats=p["repeats"],
+                            max_error_rate=p["max_error_rate"])
+        progress(0, plan.repeats)
+        pids = self._db_pids.get(case.target.redacted())
+        if pids is None:
+            pid, _ = server_pid(case.target)
+            pids = [pid] if pid else []
+        metrics = measure(handle.base_url + PATH, plan, handle.pid, pids, alive=handle.alive)
+        progress(plan.repeats, plan.repeats)
+        if case.mode != OPEN:
+            self._best[key] = max(self._best.get(key, 0.0), metrics["ops_per_s"])
+        manifest = handle.manifest
+        metrics.update({"test": case.op, "server": p["server"], "clients": p["clients"],
+                        "keepalive": p["keepalive"], "stack_labels": manifest.labels,
+                        "stack_description": manifest.description,
+                        "ab": ab_table(metrics, plan)})
+        return CaseOutcome(metrics=metrics, server={"server": p["server"],
+                                                    "app_server": "tornado"},
+                           packages={"pip": " ".join(manifest.pip)})
+
+    def package_versions(self, case: Case) -> dict[str, str]:
+        return {"pip": " ".join(get_manifest(case.stack, WORKLOAD).pip)}
+
+    def close(self) -> None:
+        self._stop_stack()
+
+
+def ab_table(metrics: dict[str, Any], plan: LoadPlan) -> dict[str, Any]:
+    """ApacheBench's summary of the runs: total time, requests/s, time per request
+    (mean, and across all concurrent requests), and its percentile table (ms)."""
+    from dbstand.engine.histogram import LatencyHistogram
+
+    rate = metrics["ops_per_s"] or 0.0
+    out: dict[str, Any] = {
+        "requests_per_s": rate,
+        "total_time_s": round(plan.requests / rate, 3) if rate and plan.requests else None,
+        "time_per_request_ms": round(plan.connections / rate * 1e3, 3) if rate else None,
+        "time_per_request_all_ms": round(1e3 / rate, 3) if rate else None,
+    }
+    if metrics.get("latency_hdr"):
+        hist = LatencyHistogram.decode(metrics["latency_hdr"])
+        out["percentiles_ms"] = {str(p): round(hist.percentile(p) / 1e6, 2)
+                                 for p in (50, 66, 75, 80, 90, 95, 98, 99, 100)}
+    return out
