@@ -54,6 +54,7 @@ lint: venv
 bench: venv
 	$(BIN)/python bench/harness_overhead
 	$(BIN)/python bench/http_engine
+	$(BIN)/python bench/cli_startup
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache report.html
