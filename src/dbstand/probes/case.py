@@ -13,6 +13,7 @@ import psutil
 from dbstand.probes.cpu import TreeCpu
 from dbstand.probes.locate import server_pid
 from dbstand.probes.statements import SqliteTrace, StatementCounter, open_counter
+from dbstand.targets.kinds import get_kind
 from dbstand.targets.managed import record_for
 from dbstand.targets.url import TargetURL
 
@@ -39,7 +40,7 @@ class CaseProbes:
         self.statements: StatementCounter | None = None
         self.warmup: StatementCounter | None = None
         self.statements_source = ""
-        if target.kind == "sqlite":
+        if get_kind(target.kind).embedded:
             if isinstance(sqlite_conn, sqlite3.Connection):
                 self.warmup = SqliteTrace(sqlite_conn)
                 self.statements_source = self.warmup.source

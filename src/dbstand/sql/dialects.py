@@ -83,11 +83,15 @@ DIALECTS = {d.kind: d for d in (SQLITE, POSTGRESQL, MYSQL)}
 
 
 def dialect_for(kind: str) -> Dialect:
-    return DIALECTS[kind]
+    """The SQL dialect of a target kind (its descriptor's `dialect`)."""
+    from dbstand.targets.kinds import get_kind
+
+    return DIALECTS[get_kind(kind).dialect or kind]
 
 
 def server_facts(kind: str, cursor: Any) -> dict[str, Any]:
     """Version and settings that matter, through a DB-API cursor of the target."""
+    kind = dialect_for(kind).kind
     if kind == "sqlite":
         import sqlite3
 

@@ -101,7 +101,7 @@ def stack_env(manifest: Manifest, *, port: int, work_dir: Path, build: Path,
 def target_env(target: TargetURL, work_dir: Path) -> dict[str, str]:
     """DBSTAND_DB_*: where the database is; the password in a 0600 file."""
     env = {"DBSTAND_DB_KIND": target.kind, "DBSTAND_DB_URL": target.redacted()}
-    if target.kind == "sqlite":
+    if target.is_file:
         env["DBSTAND_DB_NAME"] = str(target.database or "")
         return env
     env.update({"DBSTAND_DB_HOST": target.host or HOST,

@@ -32,6 +32,9 @@ class TargetKind:
     managed: str | None = None      # "module:Class" of its ManagedServer
     statements: str | None = None   # "module:Class" of its statement counter
     ownership: str = "sql"          # "sql" (the <prefix>owned table) or "module:Class"
+    #: the SQL dialect it speaks (sql/dialects.py), None for a non-SQL kind: a kind that
+    #: speaks another's wire protocol and SQL (CockroachDB: postgresql) reuses its code
+    dialect: str | None = None
     speaks_first: bool = False      # the server greets on connect (MySQL, Tarantool)
     greeting: str | None = None     # "module:function(bytes) -> bool": is this our server
 

@@ -27,6 +27,20 @@ class TargetURL:
     query: tuple[tuple[str, str], ...] = ()
 
     @property
+    def dialect(self) -> str | None:
+        """The SQL dialect the target speaks (its kind's descriptor), e.g. "postgresql"."""
+        from dbstand.targets.kinds import get_kind
+
+        return get_kind(self.kind).dialect
+
+    @property
+    def is_file(self) -> bool:
+        """An embedded database in a file (SQLite): a path, no server to connect to."""
+        from dbstand.targets.kinds import get_kind
+
+        return get_kind(self.kind).embedded
+
+    @property
     def is_memory(self) -> bool:
         """An in-memory SQLite database (`sqlite://` or `sqlite:///:memory:`)."""
         return self.kind == "sqlite" and self.database in (None, "", ":memory:")

@@ -3,7 +3,8 @@
 from dbstand.targets.kinds import TargetKind
 
 KIND = TargetKind(
-    name="mysql", title="MySQL/MariaDB", schemes=("mysql", "mariadb"), default_port=3306,
+    name="mysql", dialect="mysql", title="MySQL/MariaDB", schemes=("mysql", "mariadb"),
+    default_port=3306,
     admin_stacks=("pymysql", "mysqlclient", "mysql-connector-python"),
     managed="dbstand.targets.mysql.managed:ManagedMariaDB",
     statements="dbstand.probes.statements:MysqlComCounters",

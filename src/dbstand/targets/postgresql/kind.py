@@ -3,7 +3,8 @@
 from dbstand.targets.kinds import TargetKind
 
 KIND = TargetKind(
-    name="postgresql", title="PostgreSQL", schemes=("postgresql", "postgres", "pg"),
+    name="postgresql", dialect="postgresql", title="PostgreSQL",
+    schemes=("postgresql", "postgres", "pg"),
     default_port=5432, default_user="postgres",
     admin_stacks=("psycopg", "psycopg2", "pg8000"),
     managed="dbstand.targets.postgresql.managed:ManagedPostgres",

@@ -3,6 +3,6 @@
 from dbstand.targets.kinds import TargetKind
 
 KIND = TargetKind(
-    name="sqlite", title="SQLite", schemes=("sqlite",), embedded=True,
+    name="sqlite", dialect="sqlite", title="SQLite", schemes=("sqlite",), embedded=True,
     admin_stacks=("sqlite3",),
 )

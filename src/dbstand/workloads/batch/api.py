@@ -78,6 +78,7 @@ _SERVER_SIDE_FORMS = {
 def limit_apis(kind: str) -> tuple[BatchApi, ...]:
     """The limit rows for a target kind: the server alone, and the native loader if
     its command-line client is installed here."""
+    kind = dialect_for(kind).kind
     out = []
     if kind in _SERVER_SIDE_FORMS:
         out.append(BatchApi(SERVER_SIDE, OPS, _SERVER_SIDE_FORMS[kind]))

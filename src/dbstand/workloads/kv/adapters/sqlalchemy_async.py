@@ -142,7 +142,7 @@ class SqlalchemyAsyncKv(AsyncKvClient):
 
     async def connect(self) -> None:
         t = self.target
-        if t.kind == "mysql":  # as the sync MySQL stacks: password_for, database required
+        if t.dialect == "mysql":  # as the sync MySQL stacks: password_for, database required
             args = connect_args(t)
             url = URL.create(self.driver_spec.url_driver, username=args["user"],
                              password=args["password"], host=args["host"], port=args["port"],
@@ -186,7 +186,7 @@ class SqlalchemyAsyncKv(AsyncKvClient):
             return delete(t).where(t.c.id == k)
         if op not in ("upsert", "replace"):
             raise CaseFailed(f"unknown kv operation {op!r}")
-        if self.target.kind == "postgresql":
+        if self.target.dialect == "postgresql":
             stmt = pg_insert(t).values(id=k, name=v)
             columns = ("name",) if op == "upsert" else ("id", "name")
             return stmt.on_conflict_do_update(
@@ -226,7 +226,7 @@ class SqlalchemyAsyncKv(AsyncKvClient):
     def describe(self) -> str:
         driver = f"{self.driver_name} {importlib.metadata.version(self.driver_name)}"
         how = ("asyncpg prepared statements, cached by SQLAlchemy"
-               if self.target.kind == "postgresql" else
+               if self.target.dialect == "postgresql" else
                "parameters interpolated client-side")
         return (f"SQLAlchemy {sqlalchemy.__version__} Core on AsyncEngine "
                 f"({self.driver_spec.url_driver}, {driver}), AUTOCOMMIT: one transaction per "

@@ -52,7 +52,7 @@ class SqlAlchemyCoreKv(SqlAlchemyKvBase):
 
     def _setup(self) -> None:
         t = kv_table(self.table_name)
-        upsert, replace = upsert_statements(self.target.kind, t)
+        upsert, replace = upsert_statements(str(self.target.dialect), t)
         self.statements: dict[str, Executable] = {
             "select": select(t.c.id, t.c.name).where(t.c.id == bindparam("k")),
             "insert": insert(t),

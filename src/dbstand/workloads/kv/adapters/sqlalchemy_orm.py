@@ -56,7 +56,7 @@ class SqlAlchemyOrmKv(SqlAlchemyKvBase):
     def _setup(self) -> None:
         self.model: Any = kv_model(self.table_name)
         self.session = sessionmaker(bind=self.engine, expire_on_commit=False)
-        self.upsert_stmt, _ = upsert_statements(self.target.kind, self.model)
+        self.upsert_stmt, _ = upsert_statements(str(self.target.dialect), self.model)
 
     def forms(self) -> dict[str, str]:
         return {**FORMS, "upsert": UPSERT_FORMS.get(self.target.kind, "")}
