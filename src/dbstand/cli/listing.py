@@ -13,18 +13,34 @@ app = typer.Typer(help="List stacks, workloads or targets.", no_args_is_help=Tru
 
 
 @app.command("stacks")
-def list_stacks() -> None:
-    """Stacks, the targets they talk to, the packages they need and whether installed."""
+def list_stacks(workload: str | None = typer.Option(
+        None, help="Only the stacks implementing this workload")) -> None:
+    """Stacks: in-process ones (drivers, ORMs) and server stacks (manifests), with what
+    they need and whether it is installed."""
+    from dbstand.stacks.build import missing_debian
+    from dbstand.stacks.manifest import all_manifests
+
     table = Table(title="stacks")
-    for col in ("stack", "targets", "workloads", "needs", "installed", "what it is"):
-        table.add_column(col)
+    for col in ("stack", "kind", "targets", "workloads", "needs", "installed", "what it is"):
+        table.add_column(col, overflow="fold")
     for spec in STACKS.values():
+        if workload is not None and workload not in spec.workloads:
+            continue
         versions = spec.versions()
         needs = ", ".join(f"{p} {v}" if v not in ("missing", "builtin") else p
                           for p, v in versions.items())
-        table.add_row(spec.name, ", ".join(spec.targets),
-                      ", ".join(spec.workloads) or "[yellow]planned[/]", needs,
+        table.add_row(spec.name, "in-process", ", ".join(spec.targets),
+                      ", ".join(spec.workloads), needs,
                       "[green]yes[/]" if spec.installed else "[red]no[/]", spec.description)
+    for m in all_manifests().values():
+        if workload is not None and not m.implements(workload):
+            continue
+        missing = missing_debian(m.debian)
+        table.add_row(m.name, f"server ({m.language})", ", ".join(m.databases) or "-",
+                      ", ".join(m.workloads),
+                      " ".join(m.debian + m.pip + m.modules + m.commands) or "-",
+                      "[green]yes[/]" if not missing else f"[red]no: {' '.join(missing)}[/]",
+                      m.description)
     console.print(table)
 
 
