@@ -33,6 +33,11 @@ class StackSpec:
     protocol: str | None = None       # set on a variant: the protocol chosen
     driver: str | None = None         # set on a variant: the driver chosen
 
+    def talks_to(self, target: Any) -> bool:
+        """Whether the stack can use `target`: its kind, or a kind speaking the wire
+        protocol and SQL of one it knows (the kind's `dialect`, e.g. CockroachDB)."""
+        return target.kind in self.targets or target.dialect in self.targets
+
     @property
     def workloads(self) -> tuple[str, ...]:
         return tuple(self.adapters)
@@ -119,8 +124,11 @@ class StackSpec:
         (the first of `drivers` that talks to it); otherwise this spec."""
         if not self.drivers or self.driver is not None:
             return self
+        from dbstand.targets.kinds import get_kind
+
+        dialect = get_kind(kind).dialect
         for driver in self.drivers:
-            if kind in get_stack(driver).targets:
+            if kind in get_stack(driver).targets or dialect in get_stack(driver).targets:
                 return self.variant(driver=driver)
         return self
 

@@ -8,6 +8,11 @@ and delete) untimed, the operation is the API's batch call(s) plus COMMIT, and
 stop rule; larger ones run a fixed `large_repeats` times and show their spread.
 Limit rows (`limit:*` apis) run the same way through the first stack of their
 target kind, which only prepares and verifies the table for them.
+
+`--key-predicate cast` adds cases that find rows through a cast the key's index
+cannot serve (batch/sql.py): the study's pitfall, reproduced on purpose and labelled.
+Fixed repetitions get the same instability flag as the stop rule's cases when
+their 95% interval is wider than the target.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from dbstand.stacks.catalog import StackSpec, get_stack
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.batch.api import OPS, BatchApi, BatchClient, BatchData
+from dbstand.workloads.batch.sql import DEFAULT_KEY_PREDICATE, KEY_PREDICATES
 
 DEFAULT_ROWS = (10_000, 50_000, 100_000)
 DEFAULT_PAGE_SIZE = 100        # the study's page_size (psycopg2's default)
@@ -69,7 +75,7 @@ def client_class(spec: StackSpec) -> type[BatchClient]:
 
 def _check_stack(spec: StackSpec, target: TargetURL) -> type[BatchClient]:
     cls = client_class(spec)
-    if target.kind not in spec.targets:
+    if not spec.talks_to(target):
         raise UserError(f"stack {spec.name!r} cannot talk to {target.kind} targets "
                         f"(it supports: {', '.join(spec.targets)})")
     return cls
@@ -122,18 +128,28 @@ def _chosen_apis(target: TargetURL, stacks: list[str], apis: list[str],
 
 
 def build_cases(targets: list[TargetURL], stacks: list[str], apis: list[str], ops: list[str],
-                rows: list[int], options: BatchOptions, limits: bool = True) -> list[Case]:
+                rows: list[int], options: BatchOptions, limits: bool = True,
+                key_predicates: list[str] | None = None,
+                notes: list[str] | None = None) -> list[Case]:
     """The run's matrix, or one clear UserError for anything the user got wrong.
 
     An api name applies to every chosen stack that has it. Pairs an api cannot do
     (an insert-only ORM call asked to delete) are left out. Per (op, rows) the limit
     rows come first, run through the first stack (it only prepares and verifies).
+    Each key predicate other than the default adds its own update and delete cases
+    (inserts find no rows by key); pairs that cannot use it are left out, with a
+    line in `notes`.
     """
     ops, stacks = list(dict.fromkeys(ops)), list(dict.fromkeys(stacks))
     rows = list(dict.fromkeys(rows))
+    predicates = list(dict.fromkeys(key_predicates or [DEFAULT_KEY_PREDICATE]))
     for op in ops:
         if op not in OPS:
             raise UserError(f"unknown batch operation {op!r} (known: {', '.join(OPS)})")
+    for predicate in predicates:
+        if predicate not in KEY_PREDICATES:
+            raise UserError(f"--key-predicate takes {' and/or '.join(KEY_PREDICATES)}, "
+                            f"not {predicate!r}")
     check_options(options, rows)
     cases: list[Case] = []
     for target in targets:
@@ -146,9 +162,21 @@ def build_cases(targets: list[TargetURL], stacks: list[str], apis: list[str], op
                 params = {**options.params(), "rows": n}
                 runs = [(first, api, True) for api in limit_rows] + \
                     [(stack, api, False) for stack, own in chosen.items() for api in own]
-                cases += [BatchCase(WORKLOAD, stack, target, "sync", op,
-                                    {**params, "api": api.name, "limit": limit})
-                          for stack, api, limit in runs if op in api.ops]
+                for predicate in predicates:
+                    extra = {} if predicate == DEFAULT_KEY_PREDICATE else \
+                        {"key_predicate": predicate}
+                    for stack, api, limit in runs:
+                        if op not in api.ops or (extra and (limit or op == "insert")):
+                            continue
+                        problem = client_class(get_stack(stack)).key_predicate_problem(
+                            api.name, op, predicate)
+                        if problem:
+                            if notes is not None:
+                                notes.append(f"{stack} {api.name} {op} skipped with "
+                                             f"--key-predicate {predicate}: {problem}")
+                            continue
+                        cases.append(BatchCase(WORKLOAD, stack, target, "sync", op, {
+                            **params, "api": api.name, "limit": limit, **extra}))
     return cases
 
 
@@ -157,6 +185,7 @@ def open_client(case: Case) -> BatchClient:
     cls = get_stack(case.stack).for_target(case.target.kind).load(WORKLOAD)
     client: BatchClient = cls(case.target, case.params.get("prefix", "dbstand_"),
                               case.stack, case.params.get("page_size", DEFAULT_PAGE_SIZE))
+    client.use_key_predicate(case.params.get("key_predicate", DEFAULT_KEY_PREDICATE))
     client.connect()
     return client
 
@@ -195,6 +224,10 @@ class BatchBenchmark:
                          self.make_args, self.after_iteration)
 
 
+def api_is_limit(api: str) -> bool:
+    return api.startswith("limit:")
+
+
 def batch_metrics(m: CaseMeasurement, rows: int) -> dict[str, Any]:
     """Seconds per batch and rows/s: what the batch report shows."""
     s = m.summary
@@ -208,6 +241,8 @@ class BatchWorkload(Workload):
     description = ("bulk insert/update/delete of N rows through each driver's batch APIs, "
                    "with the native limit and a scaling verdict")
     operations = OPS
+    #: `--baseline [STACK:]API`: what every api is compared with (recorded per case)
+    baseline: str | None = None
 
     def preflight(self, cases: list[Case]) -> None:
         seen: set[tuple[str, str]] = set()
@@ -225,6 +260,10 @@ class BatchWorkload(Workload):
             if case.op not in api.ops:
                 raise UserError(f"batch api {api.name!r} of {case.stack!r} does not do "
                                 f"{case.op} (it does: {', '.join(api.ops)})")
+            predicate = case.params.get("key_predicate", DEFAULT_KEY_PREDICATE)
+            problem = cls.key_predicate_problem(api.name, case.op, predicate)
+            if problem:
+                raise UserError(f"{case.stack} {api.name} {case.op}: {problem}")
             check_options(_options_of(case.params), [case.params["rows"]])
             spec.require()
             key = (case.stack, case.target.secret())
@@ -255,8 +294,8 @@ class BatchWorkload(Workload):
                 client.drop_table()
         finally:
             client.close()
-        if fixed:  # no stop rule decided the count: the spread is shown instead
-            measurement.unstable = False
+        if fixed:  # no stop rule decided the count: flagged as the rule would flag it
+            measurement.unstable = measurement.summary.ci95_pct > cfg.target_ci_pct
             measurement.stop_reason = "fixed-repetitions"
         api = client.find_api(case.params["api"], case.target.kind)
         metrics: dict[str, Any] = {
@@ -271,4 +310,11 @@ class BatchWorkload(Workload):
             "case_engine": cfg.as_dict(),
             **batch_metrics(measurement, rows),
         }
+        predicate = case.params.get("key_predicate", DEFAULT_KEY_PREDICATE)
+        if predicate != DEFAULT_KEY_PREDICATE and case.op != "insert" and not api_is_limit(
+                case.params["api"]):
+            metrics["key_predicate"] = predicate
+            metrics["key_form"] = client.sql.key_form
+        if self.baseline:
+            metrics["baseline"] = self.baseline
         return CaseOutcome(metrics=metrics, server=server, packages=spec.versions())

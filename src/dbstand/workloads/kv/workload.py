@@ -15,8 +15,10 @@ from typing import Any
 
 from dbstand.engine import Benchmark, EngineConfig, run_benchmark
 from dbstand.errors import CaseFailed, UserError
-from dbstand.modes.spec import parse_mode
+from dbstand.modes.pinning import pinned
+from dbstand.modes.spec import ModeSpec, parse_mode
 from dbstand.probes.case import CaseProbes
+from dbstand.probes.locate import server_pid
 from dbstand.stacks.catalog import StackSpec, get_stack
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.kv.adapters.external import ExternalKv
@@ -148,10 +150,51 @@ class KvBenchmark:
                          self.after_iteration)
 
 
+#: the largest table kv fills (a bigger one is a load test of the fill, not of an op)
+MAX_ROWS = 100_000_000
+#: the most operations in one iteration (their arguments are drawn before it starts)
+MAX_REVS = 10_000_000
+#: bytes an iteration's argument list takes per operation, about (a tuple and an int)
+_ARG_BYTES = 120
+
+
+def check_sizes(rows: int, revs: int) -> None:
+    """--rows and --revs within bounds, and an iteration's arguments within memory:
+    one clear line instead of a MemoryError (or a machine swapping) mid-run."""
+    if rows > MAX_ROWS:
+        raise UserError(f"--rows must be at most {MAX_ROWS:,} (got {rows:,})")
+    if revs > MAX_REVS:
+        raise UserError(f"--revs must be at most {MAX_REVS:,} (got {revs:,}): "
+                        "more iterations measure as well as longer ones")
+    import psutil
+
+    need = revs * _ARG_BYTES
+    available = psutil.virtual_memory().available
+    if need > available // 2:
+        raise UserError(f"--revs {revs:,} needs about {need / 2**20:,.0f} MiB for an "
+                        f"iteration's arguments; {available / 2**20:,.0f} MiB are free: "
+                        "use fewer revs")
+
+
+def round_trip_bound(mode: ModeSpec) -> tuple[bool, str]:
+    """Whether a case's figure is set by one round trip at a time from one client
+    process (what CPU placement swings most), and if not, why not."""
+    if mode.kind == "processes":
+        return False, "not pinned: processes mode spreads the client over CPUs"
+    if mode.concurrency > 1:
+        return False, (f"not pinned: not round-trip-bound ({mode.concurrency} operations "
+                       "in flight)")
+    return True, ""
+
+
 class KvWorkload(Workload):
     name = "kv"
     description = "single-key CRUD by random key: select, insert, update, upsert, replace, delete"
     operations = OPS
+    #: pin round-trip-bound cases (client and server on their own CPUs); `--no-pin`
+    pin: bool = True
+    #: `--baseline STACK[@MODE][@LOOP]`, recorded with every case for the report
+    baseline: str | None = None
 
     def preflight(self, cases: list[Case]) -> None:
         seen: set[tuple[str, str]] = set()
@@ -160,7 +203,7 @@ class KvWorkload(Workload):
             if "kv" not in spec.adapters:
                 raise UserError(f"stack {case.stack!r} does not implement kv yet "
                                 f"(it does: {', '.join(spec.adapters) or 'nothing yet'})")
-            if case.target.kind not in spec.targets:
+            if not spec.talks_to(case.target):
                 raise UserError(f"stack {case.stack!r} cannot talk to {case.target.kind} "
                                 f"targets (it supports: {', '.join(spec.targets)})")
             if case.op not in OPS:
@@ -172,6 +215,12 @@ class KvWorkload(Workload):
             rows = case.params["rows"]
             if rows < 1:
                 raise UserError("--rows must be at least 1")
+            check_sizes(rows, case.params["revs"])
+            if case.target.is_memory and mode.kind != "sync":
+                raise UserError(
+                    f"--mode {case.mode}: an in-memory SQLite database belongs to the one "
+                    "connection that opened it, so other threads, tasks or processes would "
+                    "not see its table; give a file (sqlite:///kv.db) or --mode sync")
             if case.op == "delete" and case.params["revs"] > rows:
                 raise UserError(f"delete removes each key at most once per iteration: --revs "
                                 f"({case.params['revs']}) cannot exceed --rows ({rows})")
@@ -219,10 +268,15 @@ class KvWorkload(Workload):
                                           client, case.params.get("loop", "asyncio"),
                                           config.gc_off)
             probes: CaseProbes | None = None
+            bound, why_not = round_trip_bound(mode)
+            want = self.pin and bound
+            pid = server_pid(case.target)[0] if want else None
             try:
                 probes = _probes(case, client)
-                measurement = run_benchmark(bench, config, progress, executor, probes,
-                                            probes.warmup if probes else None)
+                with pinned(pid, want, why_not) as pins:
+                    measurement = run_benchmark(bench, config, progress, executor, probes,
+                                                probes.warmup if probes else None)
+                server["cpu_pinning"] = pins.record()
                 probed = probes.result(config.revs, config.warmup) if probes else None
             finally:
                 executor.close()
@@ -246,6 +300,10 @@ class KvWorkload(Workload):
             metrics["probes"] = probed
         if case.op in ("upsert", "replace"):
             metrics["key_paths"] = "all hits (keys drawn from existing rows)"
+        if measurement.bimodal is not None:
+            metrics["bimodal"] = measurement.bimodal.as_dict(config.revs)
+        if self.baseline:
+            metrics["baseline"] = self.baseline
         return CaseOutcome(metrics=metrics, server=server, packages=packages)
 
 
