@@ -10,7 +10,7 @@ import typer
 
 from dbstand.cli.common import console, redacted_argv
 from dbstand.cli.lazy import LazyCommand, lazy_group
-from dbstand.cli.run_common import Html, Output, finish, run_targets
+from dbstand.cli.run_common import Export, Html, Output, finish, run_targets
 from dbstand.workloads import ENTRIES
 
 DEFAULT_SUITE_REVS = 50_000
@@ -23,7 +23,8 @@ app = typer.Typer(
 
 
 @app.callback()
-def default_suite(ctx: typer.Context, output: Output = None, html: Html = None) -> None:
+def default_suite(ctx: typer.Context, output: Output = None, html: Html = None,
+                  export: Export = None) -> None:
     """The default suite: kv (all six operations) through sqlite3 on in-memory SQLite.
 
     In-memory operations take about 2 us, so the study's 10,000 per iteration last only
@@ -47,6 +48,6 @@ def default_suite(ctx: typer.Context, output: Output = None, html: Html = None) 
         results = execute(RunRequest(get_workload("kv"), cases, config,
                                       output or default_output("kv"), redacted_argv()),
                           console)
-    finish(results, html)
+    finish(results, html, export)
 
 

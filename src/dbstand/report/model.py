@@ -8,6 +8,7 @@ name, so adding a format is one renderer and adding a workload is one builder.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +70,41 @@ class DotChart:
 
 Block = Table | BarChart | DotChart | str     # a str is a paragraph
 
+#: params that name where a case ran, not what it measured (a throwaway table prefix)
+IGNORED_PARAMS = ("prefix", "keep")
+
+
+@dataclass
+class Measurement:
+    """One case's headline figure in a shape any tool can take: benchmark exports
+    (pyperf, HdrHistogram logs, github-action-benchmark) and `dbstand compare` read
+    these, so they need no knowledge of the workload that made them."""
+
+    key: str                  # what was measured, not where: matches across runs
+    name: str                 # unique within a report, for humans and other tools
+    unit: str                 # of `value`: "ops/s", "rows/s", "requests/s"...
+    bigger_is_better: bool
+    value: float | None       # the headline figure; None when the case failed
+    low: float | None = None  # its 95% confidence interval, when known
+    high: float | None = None
+    #: seconds per operation, one per counted iteration (or repeated run)
+    samples: list[float] = field(default_factory=list)
+    operation: str = "operation"          # what one sample times: batch, pass, request
+    ops_per_sample: int = 1               # operations an iteration ran (its revs)
+    hdr: str | None = None                # HdrHistogram V2 compressed base64, in ns
+    latency_us: dict[str, float] = field(default_factory=dict)   # p50, p90, p99, ...
+    failed: bool = False
+    unstable: bool = False
+    error: str = ""
+    started_at: float | None = None       # Unix seconds, when the case's timing began
+    duration_s: float | None = None
+
+    @property
+    def ci95_pct(self) -> float | None:
+        if self.value and self.low is not None and self.high is not None:
+            return (self.high - self.low) / 2 / self.value * 100
+        return None
+
 
 @dataclass
 class Section:
@@ -92,9 +128,73 @@ class Report:
     #: workload-specific JSON beside `data` (fits, rankings...)
     extra: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: one per case, for benchmark tools and `dbstand compare`
+    measurements: list[Measurement] = field(default_factory=list)
 
     def tables(self) -> list[Table]:
         return [b for s in self.sections for b in s.blocks if isinstance(b, Table)]
+
+
+def case_key(record: dict[str, Any]) -> str:
+    """A case's identity across runs: workload, stack, target kind, mode, op, params.
+
+    Not the target URL, whose port changes with every throwaway server."""
+    params = {k: v for k, v in (record.get("params") or {}).items() if k not in IGNORED_PARAMS}
+    return json.dumps([record.get("workload"), record.get("stack"), record.get("target_kind"),
+                       record.get("mode"), record.get("op"), params], sort_keys=True,
+                      default=str)
+
+
+def _epoch(text: Any) -> float | None:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def measurement(record: dict[str, Any], name: str, unit: str, value: float | None, *,
+                bigger_is_better: bool = True, operation: str = "operation",
+                samples: list[float] | None = None) -> Measurement:
+    """A Measurement from a case record: the builder names the figure, the rest (samples
+    from `iteration_s.all` / `revs`, interval from `ci95_pct`, HDR, status) is common.
+
+    A case measured once (one `dbstand http` load) has one sample, its mean time per
+    operation, so every tool still gets a value to read."""
+    ok = record.get("status") == "ok" and value is not None
+    revs = int(record.get("revs") or 1)
+    if samples is None:
+        times = list((record.get("iteration_s") or {}).get("all") or [])
+        n = record.get("iterations") or len(times)
+        samples = [t / revs for t in (times[-n:] if n else times) if t and t > 0]
+        ops = record.get("ops_per_s")
+        if not samples and ok and ops:
+            samples = [1.0 / float(ops)]
+    half = (value or 0) * float(record.get("ci95_pct") or 0) / 100
+    has_ci = ok and record.get("ci95_pct") is not None
+    duration = record.get("duration_s")
+    end = _epoch(record.get("finished_at")) if record.get("finished_at") else None
+    return Measurement(
+        key=case_key(record), name=name, unit=unit, bigger_is_better=bigger_is_better,
+        value=value if ok else None, low=value - half if has_ci and value else None,
+        high=value + half if has_ci and value else None, samples=samples if ok else [],
+        operation=operation, ops_per_sample=max(1, revs), hdr=record.get("latency_hdr") or None,
+        latency_us={k: float(v) for k, v in (record.get("latency_us") or {}).items()
+                    if isinstance(v, int | float)},
+        failed=not ok, unstable=bool(record.get("unstable")), error=str(record.get("error") or ""),
+        started_at=end - float(duration) if end is not None and duration else end,
+        duration_s=float(duration) if duration else None)
+
+
+def unique_names(measurements: list[Measurement]) -> None:
+    """Make names unique in place (exports key benchmarks by name): a repeat gets #2..."""
+    seen: dict[str, int] = {}
+    for m in measurements:
+        count = seen.get(m.name, 0) + 1
+        seen[m.name] = count
+        if count > 1:
+            m.name = f"{m.name} #{count}"
 
 
 def fmt(value: Any, digits: int = 1) -> str:

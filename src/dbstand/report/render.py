@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from dbstand.report.model import Report
-from dbstand.report.renderers import FORMATS, renderer
+from dbstand.report.model import Report, unique_names
+from dbstand.report.renderers import EXPORT_FORMATS, FORMATS, renderer
 from dbstand.results.store import ResultsFile
 
-__all__ = ["FORMATS", "build_report", "render", "render_terminal", "write_report"]
+__all__ = ["EXPORT_FORMATS", "FORMATS", "build_report", "render", "render_terminal",
+           "write_exports", "write_report"]
 
 
 def _builder(workload: str) -> Callable[[list[dict[str, Any]], str], Report]:
@@ -36,9 +38,27 @@ def build_report(results: ResultsFile) -> Report:
     report = _builder(workload)(results.cases, title)
     report.header, report.status, report.complete = header, results.status, results.complete
     report.warnings = [*report.warnings, *results.warnings]
-    report.environment = next((c.get("environment") for c in results.cases
-                               if c.get("environment")), {})
+    report.environment = _environment(results.cases)
+    unique_names(report.measurements)
     return report
+
+
+def _environment(cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first case's environment, with the packages of every case's stack (a
+    package recorded with several values shows each once)."""
+    envs = [c["environment"] for c in cases if c.get("environment")]
+    if not envs:
+        return {}
+    env = dict(envs[0])
+    packages: dict[str, list[str]] = {}
+    for e in envs:
+        for name, version in (e.get("packages") or {}).items():
+            seen = packages.setdefault(str(name), [])
+            if version not in (None, "") and str(version) not in seen:
+                seen.append(str(version))
+    if packages:
+        env["packages"] = {k: ", ".join(v) for k, v in sorted(packages.items())}
+    return env
 
 
 def render(results: ResultsFile, format: str) -> str:
@@ -51,10 +71,32 @@ def render_terminal(results: ResultsFile, console: Console) -> None:
     print_report(build_report(results), console)
 
 
-def write_report(results: ResultsFile, path: Path, format: str = "html") -> None:
-    """Write atomically: a report is either the old one or the whole new one."""
-    text = render(results, format)
+def _write_atomic(path: Path, text: str) -> None:
+    """A reader sees the old file or the whole new one, never half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; an export is for sharing
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def write_report(results: ResultsFile, path: Path, format: str = "html") -> None:
+    write_exports(results, [(format, path)])
+
+
+def write_exports(results: ResultsFile, exports: Sequence[tuple[str, Path]]) -> None:
+    """Render every export first, then write each atomically: a renderer that fails
+    leaves no file half-written and no export of the set written."""
+    if not exports:
+        return
+    report = build_report(results)
+    texts = [(path, renderer(format)(report)) for format, path in exports]
+    for path, text in texts:
+        _write_atomic(path, text)

@@ -10,7 +10,10 @@ from dbstand.report.model import Report
 
 #: format -> module with `render(report) -> str`
 FORMATS = {"table": "terminal", "markdown": "markdown", "csv": "csv_text", "json": "json_text",
-           "html": "html"}
+           "html": "html", "pyperf": "pyperf", "hdrlog": "hdrlog",
+           "github-action-benchmark": "github_action_benchmark", "summary": "summary"}
+#: what `--export FORMAT=PATH` writes (the terminal table is for the terminal)
+EXPORT_FORMATS = tuple(name for name in FORMATS if name != "table")
 
 
 def renderer(name: str) -> Callable[[Report], str]:

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from dbstand.cli.common import console, redacted_argv, split_list
-from dbstand.cli.run_common import Html, Output, finish
+from dbstand.cli.run_common import Export, Html, Output, finish
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.execution import RunRequest, default_output, execute
@@ -78,6 +78,7 @@ def run_docquery(
                                              "owns")] = DEFAULT_PREFIX,
     output: Output = None,
     html: Html = None,
+    export: Export = None,
 ) -> None:
     """docquery: sync driver vs async driver vs ODM behind one Tornado endpoint, on
     MongoDB-wire servers and PostgreSQL; ApacheBench's table for each case."""
@@ -101,7 +102,7 @@ def run_docquery(
         results = execute(RunRequest(workload, cases, config,
                                      output or default_output(WORKLOAD), redacted_argv()),
                           console)
-    finish(results, html)
+    finish(results, html, export)
 
 
 def _databases(stack: str) -> tuple[str, ...]:

@@ -1,0 +1,112 @@
+"""The HTML report in a real browser: each workload's report, from a small real run,
+rendered by headless Chromium (Debian's `chromium`) into a PNG, with no console
+message (the page has no scripts, so any console line is an error).
+
+kv and batch run on SQLite; webtech runs the static-nginx stack (file and big pages: no
+database). The parking report is drawn from tests/data/parking-sqlite-run.jsonl, the
+results file of a short real run (three Python services on SQLite, logging off and on),
+so the page does not depend on every parking service being buildable here. Set
+DBSTAND_UPDATE_SCREENSHOTS=1 to copy the PNGs into docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = shutil.which("chromium")
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+DATA = Path(__file__).resolve().parent / "data"
+WIDTH, HEIGHT = 1280, 1600
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
+                                "(scripts/install-debian-deps.sh installs it)")
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()[:24]
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR", "not a PNG"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def screenshot(page: Path, png: Path, tmp: Path) -> list[str]:
+    """Render `page` to `png`; return the page's console lines (errors, warnings...)."""
+    profile = tmp / f"profile-{png.stem}"
+    proc = subprocess.run(
+        [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--no-first-run", f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
+         f"--screenshot={png}", f"--window-size={WIDTH},{HEIGHT}", page.resolve().as_uri()],
+        capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return [line for line in proc.stderr.splitlines()
+            if ":CONSOLE" in line or "Uncaught" in line]
+
+
+def check_page(page: Path, tmp: Path, name: str, words: list[str]) -> None:
+    text = page.read_text()
+    assert "<script" not in text and "https://" not in text and 'src="http' not in text
+    for word in words:
+        assert word in text, word
+    png = tmp / f"{name}.png"
+    console = screenshot(page, png, tmp)
+    assert console == [], console
+    assert png_size(png) == (WIDTH, HEIGHT)
+    # a blank page compresses to a few KB; tables and charts make far more
+    assert png.stat().st_size > 40_000, png.stat().st_size
+    if os.environ.get("DBSTAND_UPDATE_SCREENSHOTS"):
+        DOCS.mkdir(parents=True, exist_ok=True)
+        shutil.copy(png, DOCS / f"{name}.png")
+
+
+def test_the_console_check_catches_a_script_error(tmp_path: Path) -> None:
+    page = tmp_path / "bad.html"
+    page.write_text("<!doctype html><p>x</p><script>throw new Error('planted')</script>")
+    console = screenshot(page, tmp_path / "bad.png", tmp_path)
+    assert any("Uncaught Error: planted" in line for line in console)
+
+
+def test_kv_report(cli, tmp_path: Path) -> None:
+    out, page = tmp_path / "kv.jsonl", tmp_path / "kv.html"
+    res = cli("run", "kv", "--target", f"sqlite:///{tmp_path / 'kv.db'}", "--stack",
+              "sqlite3,sqlalchemy-core", "--op", "select,insert,update", "--revs", "300",
+              "--rows", "500", "--min-iterations", "3", "--max-iterations", "5", "--ci", "50",
+              "-o", str(out), "--export", f"html={page}")
+    assert res.code == 0, res.stderr
+    check_page(page, tmp_path, "kv", ["Throughput per operation", 'href="#cases"',
+                                      'id="cases"', "Environment", "sqlalchemy-core"])
+
+
+def test_batch_report(cli, tmp_path: Path) -> None:
+    out, page = tmp_path / "batch.jsonl", tmp_path / "batch.html"
+    res = cli("run", "batch", "--target", f"sqlite:///{tmp_path / 'b.db'}", "--rows",
+              "100,200,400", "--large-rows", "400", "--warmup", "1", "--min-iterations", "2",
+              "--max-iterations", "3", "--ci", "50", "-o", str(out), "--html", str(page))
+    assert res.code == 0, res.stderr
+    check_page(page, tmp_path, "batch", ["Rows per second at the largest size",
+                                         "rows per second (higher is better)", "Environment"])
+
+
+def test_parking_report(cli, tmp_path: Path) -> None:
+    page = tmp_path / "parking.html"
+    res = cli("report", str(DATA / "parking-sqlite-run.jsonl"), "--export", f"html={page}")
+    assert res.code == 0, res.stderr
+    check_page(page, tmp_path, "parking", ["Suite passes per second", "python-sqlalchemy",
+                                           "latency per function", "Environment"])
+
+
+@pytest.mark.skipif(shutil.which("nginx") is None, reason="the static-nginx stack needs nginx")
+def test_webtech_report(cli, tmp_path: Path) -> None:
+    out, page = tmp_path / "webtech.jsonl", tmp_path / "webtech.html"
+    res = cli("run", "webtech", "--stack", "static-nginx", "--test", "file,big", "--clients",
+              "1,2", "--requests", "200", "--repeats", "2", "-o", str(out), "--export",
+              f"html={page}")
+    assert res.code == 0, res.stderr
+    check_page(page, tmp_path, "webtech", ["Requests per second, clients:1",
+                                           "requests per second (higher is better)"])
