@@ -6,7 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbstand.report.model import Bar, BarChart, Column, DotChart, Report, Section, Table, fmt
+from dbstand.report.model import (
+    Bar,
+    BarChart,
+    Column,
+    DotChart,
+    Measurement,
+    Report,
+    Section,
+    Table,
+    fmt,
+    measurement,
+)
 
 #: the reference of each stack's ratio: the blocking driver of its family
 REFERENCE = {"docquery-tornado-motor": "docquery-tornado-pymongo",
@@ -132,4 +143,14 @@ def build(records: list[dict[str, Any]], title: str) -> Report:
         notes.append("! UNSTABLE: the runs' 95% interval is wider than 5% of the mean")
     return Report(title, [Section("", [chart, study_table(rows)]),
                           Section("ApacheBench's tables", [curves, ab_tables(rows)])],
-                  notes=notes, caption=CAPTION, data=rows, data_columns=DATA_COLUMNS)
+                  notes=notes, caption=CAPTION, data=rows, data_columns=DATA_COLUMNS,
+                  measurements=measurements(records))
+
+
+def measurements(records: list[dict[str, Any]]) -> list[Measurement]:
+    """Per case: requests/s; each repeated load run gives one sample (1 / its rate)."""
+    return [measurement(r, f"docquery {r.get('stack')} {r.get('server') or ''} {r.get('op')} "
+                           f"[{r.get('mode')}]", "requests/s", r.get("ops_per_s"),
+                        operation="request",
+                        samples=[1.0 / x for x in r.get("ops_per_s_runs") or [] if x])
+            for r in records]
