@@ -63,6 +63,8 @@ class Manifest:
     pip: tuple[str, ...] = ()
     python: str = "own"
     commands: tuple[str, ...] = ()
+    #: other folders (relative to this one) the build reads: part of the cache key
+    shared: tuple[str, ...] = ()
     modules: tuple[str, ...] = ()      # with python = "dbstand": modules that must import
     extra: str = ""                    # ... and the dbstand extra that installs them
 
@@ -77,12 +79,13 @@ class Manifest:
     def source_hash(self) -> str:
         """A hash of every file in the folder: a build is reused while it matches."""
         digest = hashlib.sha256()
-        for path in sorted(self.folder.rglob("*")):
-            if not path.is_file() or any(part in _IGNORED or part.endswith(".pyc")
-                                         for part in path.relative_to(self.folder).parts):
-                continue
-            digest.update(str(path.relative_to(self.folder)).encode() + b"\0")
-            digest.update(path.read_bytes())
+        for root in (self.folder, *((self.folder / s).resolve() for s in self.shared)):
+            for path in sorted(root.rglob("*")):
+                if not path.is_file() or any(part in _IGNORED or part.endswith(".pyc")
+                                             for part in path.relative_to(root).parts):
+                    continue
+                digest.update(f"{root.name}/{path.relative_to(root)}".encode() + b"\0")
+                digest.update(path.read_bytes())
         return digest.hexdigest()[:16]
 
     def implements(self, workload: str) -> bool:
@@ -167,6 +170,7 @@ def _manifest(data: dict[str, Any], folder: Path) -> Manifest:
         pip=_strs(install.get("pip"), "install.pip"), python=python,
         commands=_strs(install.get("commands"), "install.commands"),
         modules=_strs(install.get("modules"), "install.modules"),
+        shared=_strs(data.get("build", {}).get("shared"), "build.shared"),
         extra=str(install.get("extra", "")),
     )
 

@@ -1,0 +1,133 @@
+"""Manifests and the launcher, with small stacks written in the test: real processes,
+real sockets, no fakes."""
+
+from __future__ import annotations
+
+import os
+import socket
+import textwrap
+from pathlib import Path
+
+import psutil
+import pytest
+
+from dbstand.errors import ServerError, UserError
+from dbstand.stacks.build import ensure_built
+from dbstand.stacks.launcher import running_stack
+from dbstand.stacks.manifest import ManifestError, all_manifests, parse_manifest
+
+#: a server in Python's standard library that forks a child, as prefork servers do
+SERVER = textwrap.dedent("""
+    import http.server, os, sys, time
+    if os.environ.get("FAIL"):
+        print("cannot start: FAIL is set", flush=True)
+        sys.exit(3)
+    if os.fork() == 0:
+        time.sleep(3600)
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = open(os.environ["DBSTAND_BUILD_DIR"] + "/built.txt", "rb").read()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        def log_message(self, *a):
+            pass
+    http.server.HTTPServer((os.environ["DBSTAND_HOST"], int(os.environ["DBSTAND_PORT"])),
+                           H).serve_forever()
+""")
+
+
+def make_stack(root: Path, name: str = "py-tiny", env: str = "", shared: str = "") -> Path:
+    folder = root / "python" / name
+    folder.mkdir(parents=True)
+    (folder / "server.py").write_text(SERVER)
+    (folder / "stack.toml").write_text(textwrap.dedent(f"""
+        [stack]
+        name = "{name}"
+        language = "python"
+        orm = "none"
+        workloads = ["webtech"]
+        tests = ["hello"]
+        [install]
+        python = "dbstand"
+        [build]
+        command = ["sh", "-c", "echo built > $DBSTAND_BUILD_DIR/built.txt"]
+        {shared}
+        [start]
+        command = ["sh", "-c", "exec $DBSTAND_PYTHON $DBSTAND_STACK_DIR/server.py"]
+        timeout = 10
+        env = {{ {env} }}
+        [health]
+        path = "/hello"
+    """))
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("DBSTAND_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_every_shipped_manifest_parses_and_names_its_folder() -> None:
+    manifests = all_manifests()
+    assert len(manifests) >= 20
+    for name, m in manifests.items():
+        assert m.folder.name == name and m.workloads and m.start.argv
+
+
+def test_a_bad_manifest_is_one_clear_error(tmp_path: Path) -> None:
+    folder = make_stack(tmp_path)
+    (folder / "stack.toml").write_text("[stack]\nname = 'other'\n")
+    with pytest.raises(ManifestError, match=r"stack\.name must be the folder's name"):
+        parse_manifest(folder / "stack.toml")
+    (folder / "stack.toml").write_text("[stack\n")
+    with pytest.raises(ManifestError, match=r"stack\.toml"):
+        parse_manifest(folder / "stack.toml")
+
+
+def test_start_health_and_stop_leave_no_process(tmp_path: Path) -> None:
+    manifest = parse_manifest(make_stack(tmp_path) / "stack.toml")
+    with running_stack(manifest) as handle:
+        with socket.create_connection(("127.0.0.1", handle.port)) as sock:
+            sock.sendall(b"GET /hello HTTP/1.0\r\n\r\n")
+            assert b"built" in sock.recv(4096)
+        tree = [handle.pid, *psutil.Process(handle.pid).children(recursive=True)]
+        assert len(tree) == 2  # the server and the child it forked
+        work_dir = handle.work_dir
+    assert not any(psutil.pid_exists(p if isinstance(p, int) else p.pid) and
+                   psutil.Process(p if isinstance(p, int) else p.pid).status() !=
+                   psutil.STATUS_ZOMBIE for p in tree)
+    assert not work_dir.exists()
+
+
+def test_a_stack_that_dies_names_itself_and_its_log(tmp_path: Path) -> None:
+    manifest = parse_manifest(make_stack(tmp_path, env='FAIL = "1"') / "stack.toml")
+    with pytest.raises(ServerError, match=r"exited with code 3.*FAIL is set"), \
+            running_stack(manifest):
+        pass
+
+
+def test_a_port_in_use_is_refused(tmp_path: Path) -> None:
+    manifest = parse_manifest(make_stack(tmp_path) / "stack.toml")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        with pytest.raises(UserError, match="in use"), \
+                running_stack(manifest, port=busy.getsockname()[1]):
+            pass
+
+
+def test_builds_are_cached_by_the_sources_shared_folders_included(tmp_path: Path) -> None:
+    common = tmp_path / "python" / "common"
+    common.mkdir(parents=True)
+    (common / "lib.txt").write_text("v1")
+    manifest = parse_manifest(make_stack(tmp_path, shared='shared = ["../common"]')
+                              / "stack.toml")
+    first = ensure_built(manifest)
+    assert ensure_built(manifest) == first  # cached
+    (common / "lib.txt").write_text("v2")
+    second = ensure_built(parse_manifest(manifest.folder / "stack.toml"))
+    assert second != first and (second / "built.txt").exists()
+    assert not [p for p in os.listdir(first.parent) if p.startswith(".")]  # no staging left
