@@ -39,6 +39,7 @@ SERVER = textwrap.dedent("""
 
 
 def make_stack(root: Path, name: str = "py-tiny", env: str = "", shared: str = "") -> Path:
+    """A stack folder; `shared` is a line of its [stack] table."""
     folder = root / "python" / name
     folder.mkdir(parents=True)
     (folder / "server.py").write_text(SERVER)
@@ -49,11 +50,11 @@ def make_stack(root: Path, name: str = "py-tiny", env: str = "", shared: str = "
         orm = "none"
         workloads = ["webtech"]
         tests = ["hello"]
+        {shared}
         [install]
         python = "dbstand"
         [build]
         command = ["sh", "-c", "echo built > $DBSTAND_BUILD_DIR/built.txt"]
-        {shared}
         [start]
         command = ["sh", "-c", "exec $DBSTAND_PYTHON $DBSTAND_STACK_DIR/server.py"]
         timeout = 10

@@ -170,7 +170,7 @@ def _manifest(data: dict[str, Any], folder: Path) -> Manifest:
         pip=_strs(install.get("pip"), "install.pip"), python=python,
         commands=_strs(install.get("commands"), "install.commands"),
         modules=_strs(install.get("modules"), "install.modules"),
-        shared=_strs(data.get("build", {}).get("shared"), "build.shared"),
+        shared=_strs(stack.get("shared"), "stack.shared"),
         extra=str(install.get("extra", "")),
     )
 

@@ -23,7 +23,7 @@ worker_readable() {
 
 mkdir -p "$WORK/run" "$WORK/docroot" "$WORK/cache" "$WORK/app"
 rm -rf "$WORK/app/lib" "$WORK/app/cgi"
-cp -R "$STACK/lib" "$WORK/app/lib"
+cp -R "$STACK/../perl-common/lib" "$WORK/app/lib"
 cp -R "$STACK/cgi" "$WORK/app/cgi"
 chmod -R a+rX "$WORK/app"
 chmod 0755 "$WORK"/app/cgi/*.cgi

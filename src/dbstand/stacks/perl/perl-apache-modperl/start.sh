@@ -22,7 +22,8 @@ worker_readable() {
 
 mkdir -p "$WORK/run" "$WORK/docroot" "$WORK/cache" "$WORK/app"
 rm -rf "$WORK/app/lib"
-cp -R "$STACK/lib" "$WORK/app/lib"
+cp -R "$STACK/../perl-common/lib" "$WORK/app/lib"
+cp -R "$STACK/lib/." "$WORK/app/lib/"
 chmod -R a+rX "$WORK/app"
 APP="$WORK/app"
 

@@ -32,4 +32,4 @@ export DBSTAND_DB_CONFIG="$WORK/db.conf"
 exec starman --listen "127.0.0.1:${DBSTAND_PORT:?DBSTAND_PORT is not set}" \
     --workers "${DBSTAND_WORKERS:-2}" --preload-app --env deployment \
     --max-requests 1000000000 --pid "$WORK/starman.pid" \
-    -I "$STACK/lib" "$STACK/app.psgi"
+    -I "$STACK/../perl-common/lib" "$STACK/app.psgi"

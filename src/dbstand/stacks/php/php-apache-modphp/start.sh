@@ -21,7 +21,7 @@ worker_readable() {
 
 mkdir -p "$WORK/run" "$WORK/docroot"
 rm -rf "$WORK/app"
-cp -R "$STACK/app" "$WORK/app"
+cp -R "$STACK/../php-common/app" "$WORK/app"
 chmod -R a+rX "$WORK/app"
 APP="$WORK/app"
 

@@ -1,3 +1,0 @@
-<?php
-header('Content-Type: text/plain');
-echo 'Hello, World!';
