@@ -8,6 +8,7 @@ nothing.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from pathlib import Path
@@ -17,14 +18,60 @@ import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from dbstand.cli.common import console, err_console, redacted_argv
-from dbstand.cli.run_common import Export, write_exports
+from dbstand.cli.run_common import Export, parse_exports, write_exports
+from dbstand.distributed.cli import ClusterOption, http_on_cluster, print_cluster
 from dbstand.errors import UserError
 from dbstand.loadgen import DEFAULT_TIMEOUT_S, LoadResult, run_closed, run_open
+from dbstand.loadgen.record import DEFAULT_MAX_ERROR_RATE
 from dbstand.loadgen.summary import print_summary
-from dbstand.results.store import read_results
+from dbstand.results.store import (
+    ResultsWriteError,
+    ResultsWriter,
+    check_output_path,
+    read_results,
+)
 
 DEFAULT_DURATION_S = 10.0
 AB_TIMELIMIT_REQUESTS = 50_000  # ab: "-t implies -n 50000"
+MAX_CONNECTIONS = 100_000       # the engine's own bound
+MAX_DURATION_S = 7 * 86_400     # the engine's own bound: a week
+MAX_REQUESTS = 2**63 - 1
+
+
+class RunFailed(UserError):
+    """The load ran and was recorded, but the case failed (too many errors): exit 1, as
+    a run whose case failed."""
+
+    exit_code = 1
+
+
+def _check_values(requests: int | None, concurrency: int, timelimit: float | None,
+                  duration: float | None, rate: float | None, threads: int | None,
+                  timeout: float, max_error_rate: float) -> None:
+    """Every number within what it can mean, named by its option, before the engine
+    sees it (whose own messages speak of Rust types, not of options)."""
+    def number(value: float | None, option: str, what: str, low: float, high: float,
+               low_open: bool = False) -> None:
+        if value is None:
+            return
+        if not math.isfinite(value):
+            raise UserError(f"{option}: {what} must be a finite number (got {value:g})")
+        if value <= low if low_open else value < low:
+            low_text = f"more than {low:g}" if low_open else f"at least {low:g}"
+            raise UserError(f"{option}: {what} must be {low_text} (got {value:g})")
+        if value > high:
+            raise UserError(f"{option}: {what} must be at most {high:g} (got {value:g})")
+
+    number(requests, "-n/--requests", "the number of requests", 1, MAX_REQUESTS)
+    number(concurrency, "-c/--concurrency", "connections", 1, MAX_CONNECTIONS)
+    number(threads, "--threads", "threads", 1, MAX_CONNECTIONS)
+    number(timelimit, "-t/--timelimit", "the time limit in seconds", 0, MAX_DURATION_S,
+           low_open=True)
+    number(duration, "-d/--duration", "the duration in seconds", 0, MAX_DURATION_S,
+           low_open=True)
+    number(rate, "--rate", "the rate in requests/s", 0, 1e9, low_open=True)
+    number(timeout, "-s/--timeout", "the timeout in seconds (0: none)", 0, MAX_DURATION_S)
+    number(max_error_rate, "--max-error-rate", "the share of failed requests", 0, 1)
 
 
 def _headers(values: list[str] | None, content_type: str | None) -> list[tuple[str, str]]:
@@ -95,25 +142,15 @@ def _results_path(output: Path | None) -> Path:
     return path
 
 
-def _save(result: LoadResult, params: dict[str, Any], path: Path) -> Path:
-    from dbstand.execution import new_run_id
-    from dbstand.loadgen.record import http_case_record
-    from dbstand.results.schema import run_footer, run_header
-    from dbstand.results.store import ResultsWriter
+def _open_results(path: Path, run_id: str) -> ResultsWriter:
+    """Create the results file (exclusively: a second run naming the same file is
+    refused here, before it loads anything) with the run record in it."""
+    from dbstand.results.schema import run_header
 
-    run_id = new_run_id()
     writer = ResultsWriter(path)
     writer.open()
-    try:
-        writer.append(run_header(run_id, redacted_argv(), "http"))
-        record = http_case_record(result, run_id, 0, params)
-        writer.append(record)
-        failed = int(record["status"] != "ok")
-        status = "complete-with-failures" if failed else "complete"
-        writer.append(run_footer(run_id, status, 1, failed))
-    finally:
-        writer.close()
-    return path
+    writer.append(run_header(run_id, redacted_argv(), "http"))
+    return writer
 
 
 def http(
@@ -149,11 +186,22 @@ def http(
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Results file (JSON Lines); default results/<time>-http.jsonl")]
         = None,
+    max_error_rate: Annotated[float, typer.Option(
+        "--max-error-rate", help="Largest share of failed requests (non-2xx, socket errors, "
+                                 "timeouts) for the run to count as ok, 0-1 "
+                                 f"(default {DEFAULT_MAX_ERROR_RATE:g} = 1%)")]
+        = DEFAULT_MAX_ERROR_RATE,
     export: Export = None,
+    cluster: ClusterOption = None,
 ) -> None:
     """Load-test one URL (ab/wrk style) and print an ab-like summary."""
+    _check_values(requests, concurrency, timelimit, duration, rate, threads, timeout,
+                  max_error_rate)
     n, d = _plan(requests, timelimit, duration, rate)
     path = _results_path(output)
+    check_output_path(path)
+    for _, export_path in parse_exports(export):
+        check_output_path(export_path, "--export")
     body = b""
     if post_file is not None:
         try:
@@ -164,20 +212,57 @@ def http(
     hdrs = _headers(header, content_type)
     common: dict[str, Any] = dict(keepalive=keepalive, timeout_s=timeout, threads=threads,
                                   method=verb, headers=hdrs, body=body)
-    if rate is not None:
-        assert d is not None
-        result = _with_progress(lambda: run_open(url, rate, d, concurrency, **common), d)
-    else:
-        result = _with_progress(
-            lambda: run_closed(url, concurrency, requests=n, duration=d, **common), d)
-    print_summary(result, console)
-    params = {"method": verb, "connections": concurrency, "requests": n, "duration_s": d,
-              "rate": rate, "keepalive": keepalive, "timeout_s": timeout,
-              "threads": result.threads, "headers": [k for k, _ in hdrs],
-              "body_bytes": len(body)}
-    _save(result, params, path)
+    from dbstand.execution import new_run_id
+    from dbstand.loadgen.record import http_case_record, rate_note
+    from dbstand.results.schema import run_footer
+
+    run_id = new_run_id()
+    writer = _open_results(path, run_id)
+    status, failed, measured = "failed", 0, False
+    try:
+        load = None
+        if cluster is not None:  # each worker runs its share; histograms merged exactly
+            load = http_on_cluster(cluster, url, concurrency, n, d, rate, common)
+            result = load.result
+        elif rate is not None:
+            assert d is not None
+            result = _with_progress(lambda: run_open(url, rate, d, concurrency, **common), d)
+        else:
+            result = _with_progress(
+                lambda: run_closed(url, concurrency, requests=n, duration=d, **common), d)
+        measured = True
+        print_summary(result, console)
+        if load is not None:
+            print_cluster(load, console)
+        params = {"method": verb, "connections": concurrency, "requests": n, "duration_s": d,
+                  "rate": rate, "keepalive": keepalive, "timeout_s": timeout,
+                  "threads": result.threads, "headers": [k for k, _ in hdrs],
+                  "body_bytes": len(body), "max_error_rate": max_error_rate}
+        if load is not None:
+            params["cluster"] = load.cluster["spec"]
+        record = http_case_record(result, run_id, 0, params, max_error_rate)
+        if load is not None:
+            record["cluster"] = load.record()
+        try:
+            writer.append(record)
+        except ResultsWriteError as exc:
+            where = writer.rescue([record], run_id)
+            raise ResultsWriteError(f"{exc}; the run's record was saved to {where}") from None
+        failed = int(record["status"] != "ok")
+        status = "complete-with-failures" if failed else "complete"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        if not writer.broken:
+            writer.append(run_footer(run_id, status, 1, failed))
+        writer.close()
+        if not measured:  # the engine refused the run: no results file is left
+            path.unlink(missing_ok=True)
     console.print(f"results: [bold]{path}[/]")
+    note = rate_note(result)
+    if note is not None:
+        err_console.print(f"warning: {note[1]}", highlight=False)
     write_exports(read_results(path), export)
-    if not result.successes:
-        raise UserError(f"no request succeeded ({result.failed} failed: "
-                        f"{result.errors.total} socket errors, {result.non_2xx} non-2xx)")
+    if failed:
+        raise RunFailed(str(record["error"]))

@@ -14,7 +14,7 @@ whose errors exceed `max_error_rate` fails the case.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dbstand.engine.histogram import LatencyHistogram
 from dbstand.engine.stats import summarize
@@ -22,6 +22,9 @@ from dbstand.errors import CaseFailed
 from dbstand.loadgen.engine import run_closed, run_open
 from dbstand.loadgen.result import LoadResult
 from dbstand.probes.cpu import TreeCpu
+
+if TYPE_CHECKING:
+    from dbstand.distributed.session import ClusterSession
 
 DEFAULT_MAX_ERROR_RATE = 0.01
 
@@ -45,7 +48,17 @@ class LoadPlan:
         return f"open:{self.rate:g}/s" if self.rate else f"clients:{self.connections}"
 
 
-def _one_run(url: str, plan: LoadPlan) -> LoadResult:
+def _one_run(url: str, plan: LoadPlan, cluster: ClusterSession | None = None,
+             shards: list[Any] | None = None) -> LoadResult:
+    if cluster is not None:  # each worker its share of the connections (and rate)
+        from dbstand.distributed.httpload import run_http
+
+        load = run_http(cluster, url, connections=plan.connections, requests=plan.requests,
+                        duration=plan.duration_s or (5.0 if plan.rate else None),
+                        rate=plan.rate, keepalive=plan.keepalive)
+        if shards is not None:
+            shards.append(load)
+        return load.result
     if plan.rate:
         return run_open(url, plan.rate, plan.duration_s or 5.0, plan.connections,
                         keepalive=plan.keepalive)
@@ -54,21 +67,28 @@ def _one_run(url: str, plan: LoadPlan) -> LoadResult:
 
 
 def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | None = None,
-            alive: Any = None) -> dict[str, Any]:
+            alive: Any = None, cluster: ClusterSession | None = None) -> dict[str, Any]:
     """Warm up, run the plan, and return the record's metrics (see module doc).
 
     `alive`: a callable telling whether the stack still runs; a stack that died during
     the measurement fails the case rather than reporting the answers it gave before.
+    `cluster`: an open `dbstand.distributed` session; each of its workers warms up and
+    runs its share of the connections, and the metrics gain each worker's figures.
     """
-    if plan.warmup_requests:
+    if plan.warmup_requests and cluster is not None:
+        from dbstand.distributed.httpload import warm_up
+
+        warm_up(cluster, url, plan.warmup_requests, plan.keepalive)
+    elif plan.warmup_requests:
         run_closed(url, 1, requests=plan.warmup_requests, keepalive=plan.keepalive)
     pids = [db_pids] if isinstance(db_pids, int) else list(db_pids or [])
     app, dbs = TreeCpu(app_pid), [TreeCpu(pid) for pid in pids]
     runs: list[LoadResult] = []
+    shards: list[Any] = []
     for _ in range(plan.repeats):
         for tree in (*dbs, app):
             tree.begin()
-        result = _one_run(url, plan)
+        result = _one_run(url, plan, cluster, shards)
         for tree in (app, *dbs):
             tree.end()
         runs.append(result)
@@ -77,7 +97,12 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
     lost = [t.lost for t in (app, *dbs) if t.lost]
     if lost:
         raise CaseFailed("a CPU probe lost its process: " + "; ".join(lost))
-    return metrics_of(runs, plan, app, dbs)
+    metrics = metrics_of(runs, plan, app, dbs)
+    if cluster is not None:
+        from dbstand.distributed.httpload import combine_runs
+
+        metrics["cluster"] = combine_runs(shards)
+    return metrics
 
 
 def metrics_of(runs: list[LoadResult], plan: LoadPlan, app: TreeCpu,

@@ -11,6 +11,7 @@ import typer
 
 from dbstand.cli.common import console, redacted_argv, split_list
 from dbstand.cli.run_common import Export, Html, Output, finish
+from dbstand.distributed.cli import ClusterOption, cluster_for
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.execution import RunRequest, default_output, execute
@@ -79,6 +80,7 @@ def run_docquery(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    cluster: ClusterOption = None,
 ) -> None:
     """docquery: sync driver vs async driver vs ODM behind one Tornado endpoint, on
     MongoDB-wire servers and PostgreSQL; ApacheBench's table for each case."""
@@ -91,7 +93,7 @@ def run_docquery(
         if parse_target_url(url).kind not in ("mongodb", "postgresql"):
             raise UserError(f"docquery reads mongodb:// or postgresql:// targets, not {url}")
     workload = DocqueryWorkload()
-    with databases(split_list(target, "--target")) as served:
+    with databases(split_list(target, "--target")) as served, cluster_for(workload, cluster):
         pairs = [(url, name) for url, name, _ in served]
         usable = [s for s in stacks
                   if any(url.kind in _databases(s) for url, _ in pairs)]

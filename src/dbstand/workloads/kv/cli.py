@@ -9,6 +9,7 @@ import typer
 from dbstand.cli.common import console, redacted_argv, split_list
 from dbstand.cli.protocols import expand_protocols, with_probes
 from dbstand.cli.run_common import Export, Html, Output, finish, run_targets
+from dbstand.distributed.cli import ClusterOption, on_cluster
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.execution import RunRequest, default_output, execute
@@ -16,19 +17,24 @@ from dbstand.modes.spec import ModeSpec, default_sweep, expand_modes, parse_mode
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.catalog import get_stack
 from dbstand.targets.url import TargetURL
-from dbstand.workloads import Case, get_workload
+from dbstand.workloads import Case, Workload, get_workload
 from dbstand.workloads.kv.keys import DISTRIBUTIONS
 from dbstand.workloads.kv.workload import DEFAULT_ROWS, OPS
+
+LOOPS = ("asyncio", "uvloop")
 
 
 def kv_cases(targets: list[TargetURL], stacks: list[str], ops: list[str], modes: list[str],
               rows: int, revs: int, distribution: str, prefix: str, keep: bool,
-              sweep: bool = False, loop: str = "asyncio") -> list[Case]:
-    """The matrix: targets x stacks x modes x ops. With `sweep`, each stack gets the
-    default concurrency sweep of its kind (asyncio levels for asyncio stacks, threads
-    for synchronous ones) after the modes asked for."""
-    if loop not in ("asyncio", "uvloop"):
-        raise UserError(f"--loop must be asyncio or uvloop, not {loop!r}")
+              sweep: bool = False, loop: str | list[str] = "asyncio") -> list[Case]:
+    """The matrix: targets x stacks x modes (x event loops, for asyncio stacks) x ops.
+    With `sweep`, each stack gets the default concurrency sweep of its kind (asyncio
+    levels for asyncio stacks, threads for synchronous ones) after the modes asked
+    for. A synchronous stack runs no loop: it records the first one named."""
+    loops = list(dict.fromkeys([loop] if isinstance(loop, str) else loop)) or ["asyncio"]
+    for name in loops:
+        if name not in LOOPS:
+            raise UserError(f"--loop takes {' and/or '.join(LOOPS)}, not {name!r}")
     asked = expand_modes(modes)
     cases = []
     skipped: list[str] = []
@@ -40,10 +46,11 @@ def kv_cases(targets: list[TargetURL], stacks: list[str], ops: list[str], modes:
                 extra = default_sweep("asyncio" if spec.is_async else "threads")
                 stack_modes += [m for m in extra if m not in stack_modes]
             for mode in stack_modes:
-                for op in ops:
-                    cases.append(Case("kv", stack, target, mode.name, op, {
-                        "rows": rows, "revs": revs, "distribution": distribution,
-                        "prefix": prefix, "keep": keep, "loop": loop}))
+                for each_loop in loops if mode.is_async else loops[:1]:
+                    for op in ops:
+                        cases.append(Case("kv", stack, target, mode.name, op, {
+                            "rows": rows, "revs": revs, "distribution": distribution,
+                            "prefix": prefix, "keep": keep, "loop": each_loop}))
     for note in dict.fromkeys(skipped):
         console.print(f"[yellow]note:[/] {note}")
     return cases
@@ -83,8 +90,16 @@ def run_kv(
     sweep: Annotated[bool, typer.Option(
         help="Also run each stack's default concurrency sweep and report the optimum")]
         = False,
-    loop: Annotated[str, typer.Option(help="Event loop for asyncio modes: asyncio or "
-                                           "uvloop")] = "asyncio",
+    loop: Annotated[str, typer.Option(help="Event loop(s) for asyncio modes, comma-"
+                                           "separated: asyncio, uvloop (one case per loop)")]
+        = "asyncio",
+    baseline: Annotated[str | None, typer.Option(
+        help="Case the `vs baseline` column divides by, per operation: STACK[@MODE][@LOOP], "
+             "e.g. 'tarantool[binary]@sync' (default: the first case of each operation)")]
+        = None,
+    pin: Annotated[bool, typer.Option(
+        help="Pin round-trip-bound cases (one operation in flight): this process to one "
+             "CPU, the database server's processes to another (needs 2+ CPUs)")] = True,
     protocol: Annotated[str | None, typer.Option(
         help="Protocols of stacks that offer several, e.g. binary,sql (tarantool), "
              "simple,prepared (pgbench), text,prepared (mysql-connector-python); "
@@ -115,6 +130,7 @@ def run_kv(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    cluster: ClusterOption = None,
 ) -> None:
     """kv: single-key CRUD by random key, each operation its own benchmark."""
     config = EngineConfig(revs=revs, warmup=warmup, min_iterations=min_iterations,
@@ -124,16 +140,33 @@ def run_kv(
     check_prefix(prefix)
     ops = split_list(op, "--op")
     modes = split_list(mode, "--mode")
+    workload = kv_workload(baseline, pin)
     with run_targets(target) as targets:
         stacks = split_list(stack, "--stack") or _default_stacks(targets)
         cases = kv_cases(targets, stacks, ops, modes, rows, revs, distribution, prefix, keep,
-                          sweep, loop)
+                          sweep, split_list(loop, "--loop"))
         cases = with_probes(expand_protocols(cases, split_list(protocol, "--protocol")),
                             probes)
-        results = execute(RunRequest(get_workload("kv"), cases, config,
+        results = execute(RunRequest(on_cluster(workload, cluster), cases, config,
                                      output or default_output("kv"), redacted_argv()),
                           console)
     finish(results, html, export)
+
+
+def kv_workload(baseline: str | None, pin: bool) -> Workload:
+    """The kv workload with its run-wide settings (a bad --baseline fails here, before
+    anything runs)."""
+    from dbstand.workloads.kv.table import BaselineSpec
+
+    workload = get_workload("kv")
+    if baseline is not None:
+        try:
+            BaselineSpec.parse(baseline)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+    workload.baseline = baseline  # type: ignore[attr-defined]
+    workload.pin = pin  # type: ignore[attr-defined]
+    return workload
 
 
 def _default_stacks(targets: list[TargetURL]) -> list[str]:

@@ -195,6 +195,9 @@ class KvWorkload(Workload):
     pin: bool = True
     #: `--baseline STACK[@MODE][@LOOP]`, recorded with every case for the report
     baseline: str | None = None
+    #: what builds a case's executor: the mode's local one, or a cluster's
+    #: (distributed/kv.py sets its own on the instance)
+    executor_factory = staticmethod(build_executor)
 
     def preflight(self, cases: list[Case]) -> None:
         seen: set[tuple[str, str]] = set()
@@ -264,9 +267,10 @@ class KvWorkload(Workload):
                 executor = client.executor(case.op, rows)
                 bench.after_iteration = client.after_iteration
             else:
-                executor = build_executor(spec, case.target, _prefix(case), case.op, mode,
-                                          client, case.params.get("loop", "asyncio"),
-                                          config.gc_off)
+                executor = self.executor_factory(spec, case.target, _prefix(case), case.op,
+                                                 mode, client,
+                                                 case.params.get("loop", "asyncio"),
+                                                 config.gc_off)
             probes: CaseProbes | None = None
             bound, why_not = round_trip_bound(mode)
             want = self.pin and bound

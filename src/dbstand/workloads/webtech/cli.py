@@ -10,6 +10,7 @@ import typer
 
 from dbstand.cli.common import console, redacted_argv, split_ints, split_list
 from dbstand.cli.run_common import Export, Html, Output, finish
+from dbstand.distributed.cli import ClusterOption, cluster_for
 from dbstand.engine.config import EngineConfig
 from dbstand.execution import RunRequest, default_output, execute
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
@@ -75,6 +76,7 @@ def run_webtech(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    cluster: ClusterOption = None,
 ) -> None:
     """webtech: file, hello, loop, big, db and cache pages (and TechEmpower's json and
     plaintext) on every server stack; the study's one-user and four-user tables."""
@@ -88,7 +90,7 @@ def run_webtech(
     cases = build_cases(parse_target_url(target) if target else None, stacks, tests, levels,
                         open_loop, options)
     workload = WebtechWorkload()
-    with database(target) as url:
+    with database(target) as url, cluster_for(workload, cluster):
         cases = [type(c)(c.workload, c.stack, url, c.mode, c.op, c.params) for c in cases]
         workload.use_target(url, prefix)
         config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)

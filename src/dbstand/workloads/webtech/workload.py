@@ -102,6 +102,9 @@ class WebtechWorkload(Workload):
     description = "server technologies on the same small pages (the 2002 study, seed 001)"
     operations = TESTS
 
+    #: an open dbstand.distributed session: each of its workers runs a share of the load
+    cluster: Any = None
+
     def __init__(self) -> None:
         self.target: TargetURL | None = None
         self._exit = contextlib.ExitStack()
@@ -188,7 +191,7 @@ class WebtechWorkload(Workload):
         progress(0, plan.repeats)
         uses_db = case.op in ("db", "cache")
         metrics = measure(url, plan, handle.pid, self._db_pid if uses_db else None,
-                          alive=handle.alive)
+                          alive=handle.alive, cluster=self.cluster)
         progress(plan.repeats, plan.repeats)
         if case.mode != OPEN:
             self._best[key] = max(self._best.get(key, 0.0), metrics["ops_per_s"])
