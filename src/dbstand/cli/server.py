@@ -8,14 +8,16 @@ import typer
 from rich.table import Table
 
 from dbstand.cli.common import console
+from dbstand.cli.ports import check_port
 from dbstand.errors import ServerError, UserError
 from dbstand.targets.kinds import managed_kinds
 from dbstand.targets.managed import (
     ManagedServer,
+    ServerRecord,
     all_records,
     forget_record,
     load_record,
-    pid_running,
+    record_alive,
     save_record,
 )
 
@@ -37,11 +39,14 @@ def up(kind: Annotated[str, typer.Argument(help="postgresql, mysql (MariaDB) or 
        ) -> None:
     """Start a throwaway server and print the URL to use (the password stays in
     dbstand's state dir; dbstand finds it for URLs pointing at this server)."""
+    check_port(port)
     cls = _server_class(kind)
     existing = load_record(cls.kind)
-    if existing and pid_running(existing.pid):
+    if existing and record_alive(existing):
         raise UserError(f"a managed {cls.kind} server is already running at {existing.url} "
                         f"(`dbstand server down {cls.kind}` first)")
+    if existing:  # a stale record (the server died, the machine rebooted): clean it up
+        _clear_stale(cls, existing)
     server = cls(port=port)
     with console.status(f"starting {cls.kind} on 127.0.0.1:{server.port}..."):
         record = server.start()
@@ -56,6 +61,18 @@ def up(kind: Annotated[str, typer.Argument(help="postgresql, mysql (MariaDB) or 
                       highlight=False)
 
 
+def _clear_stale(cls: type[ManagedServer], record: ServerRecord) -> None:
+    """Remove a dead server's data folder and record (no process is signalled)."""
+    try:
+        cls.stop_record(record)
+    except ServerError as exc:
+        raise ServerError(f"could not clean up the stopped {cls.kind} server's data in "
+                          f"{record.base_dir}: {exc}") from None
+    forget_record(cls.kind)
+    console.print(f"the earlier {cls.kind} server (pid {record.pid}) was no longer running: "
+                  f"its data folder {record.base_dir} was removed")
+
+
 @app.command("down")
 def down(kind: Annotated[str, typer.Argument(
         help="postgresql, mysql (MariaDB) or tarantool")]) -> None:
@@ -64,6 +81,10 @@ def down(kind: Annotated[str, typer.Argument(
     record = load_record(cls.kind)
     if record is None:
         raise UserError(f"no managed {cls.kind} server is running")
+    if not record_alive(record):
+        # its pid may now be any other program's: never signal it, only clean up
+        _clear_stale(cls, record)
+        return
     try:
         cls.stop_record(record)
     except ServerError as exc:
@@ -85,7 +106,7 @@ def status(show_password: Annotated[bool, typer.Option(
                                                               else ()):
         table.add_column(col)
     for r in records:
-        row = [r.kind, r.url, str(r.pid), "yes" if pid_running(r.pid) else "[red]no[/]",
+        row = [r.kind, r.url, str(r.pid), "yes" if record_alive(r) else "[red]no[/]",
                r.base_dir]
         if show_password:
             row.append(r.password)

@@ -6,7 +6,7 @@ from typing import Any
 
 import aiomysql
 
-from dbstand.drivers import CONNECT_TIMEOUT_S
+from dbstand.drivers import connect_timeout_s
 from dbstand.drivers.endpoint import endpoint
 from dbstand.drivers.mysql_greeting import check_greeting
 from dbstand.targets.url import TargetURL
@@ -17,4 +17,4 @@ async def connect(target: TargetURL, *, autocommit: bool = True) -> Any:
     check_greeting(target, e)
     return await aiomysql.connect(host=e.host, port=e.port, user=e.user, password=e.password,
                                   db=e.database, autocommit=autocommit,
-                                  connect_timeout=CONNECT_TIMEOUT_S, charset="utf8mb4")
+                                  connect_timeout=connect_timeout_s(), charset="utf8mb4")

@@ -7,7 +7,7 @@ first, with a time limit, turns that into one clear line.
 
 from __future__ import annotations
 
-from dbstand.drivers import CONNECT_TIMEOUT_S
+from dbstand.drivers import connect_timeout_s
 from dbstand.drivers.endpoint import Endpoint
 from dbstand.errors import TargetError
 from dbstand.targets.greeting import first_bytes, is_mysql, what_answers
@@ -18,13 +18,13 @@ def check_greeting(target: TargetURL, e: Endpoint) -> None:
     if e.host.startswith("/"):
         return
     try:
-        data = first_bytes(e.host, e.port, CONNECT_TIMEOUT_S)
+        data = first_bytes(e.host, e.port, connect_timeout_s())
     except OSError:
         return  # refused or unreachable: the driver says so itself
     if data is None:
         raise TargetError(f"cannot connect to {target.redacted()}: the server on "
                           f"{e.host}:{e.port} accepted the connection but sent no MySQL "
-                          f"greeting within {CONNECT_TIMEOUT_S} s (stalled, or not MySQL)")
+                          f"greeting within {connect_timeout_s()} s (stalled, or not MySQL)")
     if not is_mysql(data):
         raise TargetError(f"cannot connect to {target.redacted()}: {what_answers(data)} "
                           f"answers on {e.host}:{e.port}, not MySQL/MariaDB")

@@ -6,7 +6,7 @@ from typing import Any
 
 import psycopg
 
-from dbstand.drivers import CONNECT_TIMEOUT_S
+from dbstand.drivers import connect_timeout_s
 from dbstand.drivers.endpoint import endpoint
 from dbstand.targets.url import TargetURL
 
@@ -14,7 +14,7 @@ from dbstand.targets.url import TargetURL
 def _args(target: TargetURL) -> dict[str, Any]:
     e = endpoint(target)
     return {"host": e.host, "port": e.port, "user": e.user, "dbname": e.database,
-            "password": e.password, "connect_timeout": CONNECT_TIMEOUT_S}
+            "password": e.password, "connect_timeout": connect_timeout_s()}
 
 
 def connect(target: TargetURL, *, autocommit: bool = True, **options: Any) -> psycopg.Connection:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pymysql
 
-from dbstand.drivers import CONNECT_TIMEOUT_S, READ_TIMEOUT_S
+from dbstand.drivers import connect_timeout_s, read_timeout_s
 from dbstand.drivers.endpoint import endpoint
 from dbstand.drivers.mysql_greeting import check_greeting
 from dbstand.targets.url import TargetURL
@@ -17,5 +17,5 @@ def connect(target: TargetURL, *, autocommit: bool = True, **options: Any) -> An
     check_greeting(target, e)
     return pymysql.connect(host=e.host, port=e.port, user=e.user, password=e.password,
                            database=e.database, autocommit=autocommit,
-                           connect_timeout=CONNECT_TIMEOUT_S, read_timeout=READ_TIMEOUT_S,
-                           write_timeout=READ_TIMEOUT_S, charset="utf8mb4", **options)
+                           connect_timeout=connect_timeout_s(), read_timeout=read_timeout_s(),
+                           write_timeout=read_timeout_s(), charset="utf8mb4", **options)

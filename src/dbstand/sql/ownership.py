@@ -4,6 +4,15 @@ dbstand keeps a registry table (`<prefix>owned`) in the target listing the table
 created. It drops or refills a table only if the registry names it; a table with a
 dbstand-like name that the registry does not list belongs to someone else and is
 refused, never overwritten.
+
+The registry is recognised by a mark dbstand writes when it creates it, never by its
+columns alone (anyone may have a table `dbstand_owned(name, workload, created_at)`):
+a table comment on PostgreSQL and MariaDB/MySQL, a comment inside the CREATE TABLE
+text on SQLite (which keeps that text in sqlite_master). Registries written by
+dbstand versions before the mark are still read, but only when they hold rows and
+every row is one dbstand writes (a table under the prefix, a workload name, a UTC
+time stamp `YYYY-MM-DDTHH:MM:SSZ`); an empty unmarked table, or one with any other
+row, is someone else's and refused.
 """
 
 from __future__ import annotations
@@ -19,6 +28,30 @@ from dbstand.sql.paramstyle import to_paramstyle
 
 PREFIX_RE = re.compile(r"^[a-z][a-z0-9_]{0,30}_$")
 DEFAULT_PREFIX = "dbstand_"
+#: the mark on a registry dbstand created
+REGISTRY_MARK = "dbstand ownership registry"
+_STAMP_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+_WORKLOAD_RE = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+
+#: per SQL kind: the query giving the registry's mark ("?" is the table name)
+_MARK_QUERY = {
+    "sqlite": "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
+    "postgresql": ("SELECT obj_description(c.oid, 'pg_class') FROM pg_class c "
+                   "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                   "WHERE n.nspname = current_schema() AND c.relname = ?"),
+    "mysql": ("SELECT table_comment FROM information_schema.tables "
+              "WHERE table_schema = DATABASE() AND table_name = ?"),
+}
+
+
+def legacy_rows_ok(rows: list[Any], prefix: str) -> bool:
+    """Whether an unmarked registry's rows are all rows dbstand writes (and there are
+    some): how registries written before the mark are still recognised."""
+    return bool(rows) and all(
+        len(row) >= 3 and isinstance(row[0], str) and row[0].startswith(prefix)
+        and isinstance(row[1], str) and bool(_WORKLOAD_RE.match(row[1]))
+        and isinstance(row[2], str) and bool(_STAMP_RE.match(row[2]))
+        for row in rows)
 
 
 def check_prefix(prefix: str) -> str:
@@ -38,6 +71,7 @@ class Ownership:
         self.style = paramstyle
         self.prefix = check_prefix(prefix)
         self.registry = f"{prefix}owned"
+        self._verified = False  # the registry was seen to be dbstand's
 
     def _sql(self, sql: str) -> str:
         return to_paramstyle(sql, self.style)
@@ -46,27 +80,58 @@ class Ownership:
         self.cur.execute(self._sql(self.dialect.table_exists), (table,))
         return self.cur.fetchone() is not None
 
-    def _ensure_registry(self) -> None:
-        if self.exists(self.registry):
+    def _marked(self) -> bool:
+        query = _MARK_QUERY.get(self.dialect.kind)
+        if query is None:
+            return False
+        self.cur.execute(self._sql(query), (self.registry,))
+        row = self.cur.fetchone()
+        return bool(row and row[0] and REGISTRY_MARK in str(row[0]))
+
+    def _registry_is_ours(self) -> bool:
+        """The registry exists and is dbstand's: marked, or an older dbstand's (see the
+        module doc). Checked once per instance; a foreign table raises OwnershipError."""
+        if self._verified:
+            return True
+        if not self.exists(self.registry):
+            return False
+        if not self._marked():
             try:
-                self.cur.execute(f"SELECT name, workload, created_at FROM {self.registry} "
-                                 "WHERE 1 = 0")
-                self.cur.fetchall()
+                self.cur.execute(f"SELECT name, workload, created_at FROM {self.registry}")
+                rows = [tuple(r) for r in self.cur.fetchall()]
             except Exception:
                 self._rollback()
+                rows = []
+            if not legacy_rows_ok(rows, self.prefix):
                 raise OwnershipError(
                     f"table {self.registry} exists but is not dbstand's registry: "
-                    "refusing to touch it (use another --prefix)") from None
+                    "refusing to touch it (use another --prefix)")
+        self._verified = True
+        return True
+
+    def _ensure_registry(self) -> None:
+        if self._registry_is_ours():
             return
-        self.cur.execute(f"CREATE TABLE {self.registry} (name VARCHAR(128) PRIMARY KEY, "
-                         "workload VARCHAR(64) NOT NULL, created_at VARCHAR(40) NOT NULL)")
+        columns = ("name VARCHAR(128) PRIMARY KEY, workload VARCHAR(64) NOT NULL, "
+                   "created_at VARCHAR(40) NOT NULL")
+        kind = self.dialect.kind
+        if kind == "sqlite":  # SQLite keeps a comment inside the parentheses
+            self.cur.execute(f"CREATE TABLE {self.registry} (/* {REGISTRY_MARK} */ "
+                             f"{columns})")
+        elif kind == "mysql":
+            self.cur.execute(f"CREATE TABLE {self.registry} ({columns}) "
+                             f"COMMENT = '{REGISTRY_MARK}'")
+        else:
+            self.cur.execute(f"CREATE TABLE {self.registry} ({columns})")
+            self.cur.execute(f"COMMENT ON TABLE {self.registry} IS '{REGISTRY_MARK}'")
+        self._verified = True
 
     def _rollback(self) -> None:
         with contextlib.suppress(Exception):  # best effort after a failed probe
             self.cur.connection.rollback()
 
     def owns(self, table: str) -> bool:
-        if not self.exists(self.registry):
+        if table == self.registry or not self._registry_is_ours():
             return False
         self.cur.execute(self._sql(f"SELECT 1 FROM {self.registry} WHERE name = ?"), (table,))
         return self.cur.fetchone() is not None
@@ -76,8 +141,7 @@ class Ownership:
 
     def check(self, table: str) -> None:
         """Refuse early (before any run starts) if `table` is someone else's."""
-        if self.exists(self.registry):
-            self._ensure_registry()
+        self._registry_is_ours()  # a foreign registry is refused here
         if self.exists(table) and not self.owns(table):
             raise OwnershipError(
                 f"table {table} exists and was not created by dbstand: refusing to "
@@ -85,7 +149,7 @@ class Ownership:
 
     def create(self, table: str, ddl: str, workload: str) -> None:
         """(Re)create `table` with `ddl`, refusing if someone else's table has its name."""
-        if not table.startswith(self.prefix):
+        if not table.startswith(self.prefix) or table == self.registry:
             raise OwnershipError(f"refusing to create {table}: not under prefix {self.prefix}")
         self._ensure_registry()
         self.check(table)
@@ -106,3 +170,4 @@ class Ownership:
         self.cur.execute(f"SELECT count(*) FROM {self.registry}")
         if self.cur.fetchone()[0] == 0:
             self.cur.execute(f"DROP TABLE {self.registry}")
+            self._verified = False

@@ -7,6 +7,8 @@ credentials, or lacks the database, and which URL (password redacted) was meant.
 
 from __future__ import annotations
 
+import re
+
 from dbstand.errors import TargetError
 from dbstand.targets.greeting import first_bytes, what_answers
 from dbstand.targets.url import TargetURL
@@ -19,6 +21,12 @@ _UNREACHABLE = ("connection refused", "could not connect", "can't connect",
                 "name or service not known", "could not translate host", "unreachable",
                 "network is unreachable", "errno -2", "errno -3")
 _NO_DB = ("does not exist", "unknown database", "unable to open database")
+#: MySQL/MariaDB 1044: the login worked, but the database is not this user's to use.
+#: MariaDB answers it also for a database that does not exist when the user has no
+#: global grant (it does not tell which), so it is never a wrong password.
+_DB_DENIED = re.compile(r"access denied for user \S+ to database '([^']*)'")
+#: MySQL/MariaDB 1049 (a user with global grants asked for a missing database)
+_DB_UNKNOWN = re.compile(r"unknown database '([^']*)'")
 
 
 def _message(exc: BaseException) -> str:
@@ -38,6 +46,14 @@ def connect_error(exc: BaseException, target: TargetURL) -> TargetError:
         text = text.replace(target.password, "***")
     lower = full.lower()
     where = target.redacted()
+    if (unknown := _DB_UNKNOWN.search(lower)) is not None:
+        return TargetError(f"cannot use {where}: database {_db_name(text, unknown)!r} "
+                           "does not exist")
+    if (denied := _DB_DENIED.search(lower)) is not None:
+        user = target.user or "root"
+        return TargetError(f"cannot use {where}: user {user!r} may not use database "
+                           f"{_db_name(text, denied)!r} (it does not exist, or {user!r} "
+                           "has no grant on it); the password was accepted")
     if any(s in lower for s in _AUTH) or ("user '" in lower and "not found" in lower):
         return TargetError(f"authentication failed for {where}: wrong user or password")
     refused = "refused" in lower or "errno 111" in lower
@@ -49,6 +65,12 @@ def connect_error(exc: BaseException, target: TargetURL) -> TargetError:
     if any(s in lower for s in _NO_DB):
         return TargetError(f"cannot use {where}: {_short(text)}")
     return TargetError(f"cannot connect to {where}: {_short(text)}")
+
+
+def _db_name(text: str, match: re.Match[str]) -> str:
+    """The database name as the server wrote it (the match ran on the lower-cased text)."""
+    found = re.search(re.escape(match.group(1)), text, re.IGNORECASE)
+    return found.group(0) if found else match.group(1)
 
 
 def _short(text: str, limit: int = 160) -> str:

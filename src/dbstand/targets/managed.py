@@ -46,6 +46,9 @@ class ServerRecord:
     run_as: str | None = None
     started_at: float = field(default_factory=time.time)
     settings: dict[str, Any] = field(default_factory=dict)
+    #: who `pid` was when the server started (boot id and start time, process_identity):
+    #: a stale record whose pid now belongs to another program is never signalled
+    pid_identity: str | None = None
 
     def target(self) -> TargetURL:
         """The URL with the password filled in, for connecting."""
@@ -61,7 +64,12 @@ def free_port() -> int:
 
 def port_in_use(port: int) -> bool:
     """Whether a server could not listen on 127.0.0.1:port now (as servers bind: with
-    SO_REUSEADDR, so a port whose last connections linger in TIME_WAIT is free)."""
+    SO_REUSEADDR, so a port whose last connections linger in TIME_WAIT is free).
+
+    A number no TCP port can be is one clear error (every command taking a --port ends
+    up here), not an OverflowError."""
+    if not 1 <= port <= 65535:
+        raise ServerError(f"--port must be a TCP port from 1 to 65535, not {port}")
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -148,6 +156,50 @@ def pid_running(pid: int) -> bool:
     except (OSError, IndexError):
         return True  # no /proc (not Linux): trust kill(0)
     return state not in ("Z", "X")
+
+
+def process_identity(pid: int) -> str | None:
+    """What tells this process from a later one given the same pid: the boot's id and
+    the process's start time (clock ticks since boot). None without /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rpartition(")")[2].split()
+        with open("/proc/sys/kernel/random/boot_id") as fh:
+            boot = fh.read().strip()
+        return f"{boot}:{fields[19]}"  # field 22 of stat(5), counted after the name
+    except (OSError, IndexError):
+        return None
+
+
+def _cmdline_mentions(pid: int, folder: str) -> bool | None:
+    """Whether `pid`'s command line or working directory lies in `folder`; None
+    without /proc."""
+    if not Path("/proc/self").exists():
+        return None
+    base = folder.rstrip("/") + "/"
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    if any(base.encode() in word or word == folder.encode() for word in words):
+        return True
+    try:
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return False
+    return cwd == folder or cwd.startswith(base)
+
+
+def record_alive(record: ServerRecord) -> bool:
+    """Whether the record's server still runs: its pid runs, and is the same process
+    (its identity matches; records written before identities: its command line or
+    working directory is in the server's folder)."""
+    if not pid_running(record.pid):
+        return False
+    if record.pid_identity:
+        now = process_identity(record.pid)
+        return now is None or now == record.pid_identity
+    return _cmdline_mentions(record.pid, record.base_dir) is not False
 
 
 def wait_pid_exit(pid: int, timeout_s: float) -> bool:
@@ -294,7 +346,7 @@ def record_for(url: TargetURL) -> ServerRecord | None:
         return None
     for record in all_records():
         known = parse_target_url(record.url)
-        if (known.kind == url.kind and known.port == url.port and pid_running(record.pid)
+        if (known.kind == url.kind and known.port == url.port and record_alive(record)
                 and url.user in (None, known.user)):
             return record
     return None
@@ -319,6 +371,8 @@ class ManagedServer(ABC):
     service_users: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, port: int | None = None, settings: dict[str, Any] | None = None):
+        if port is not None and not 1 <= port <= 65535:
+            raise ServerError(f"--port must be a TCP port from 1 to 65535, not {port}")
         if port is not None and port_in_use(port):
             raise ServerError(f"port {port} on 127.0.0.1 is in use")
         self.port = port or free_port()
@@ -333,6 +387,7 @@ class ManagedServer(ABC):
         self.base_dir = Path(tempfile.mkdtemp(prefix=f"dbstand-{self.kind}-"))
         try:
             self.record = self._start(self.base_dir)
+            self.record.pid_identity = process_identity(self.record.pid)
         except BaseException:
             # a server already running when start failed (or Ctrl-C hit) is stopped too
             if self.record is not None:
@@ -343,15 +398,22 @@ class ManagedServer(ABC):
         return self.record
 
     def stop(self) -> None:
+        """Stop the server and remove its folder. The process is signalled only if it is
+        still this server (`record_alive`): after a crash or a reboot the recorded pid
+        may belong to any other program, which is left alone."""
         try:
-            if self.record is not None:
+            if self.record is not None and record_alive(self.record):
                 self._stop(self.record)
+            elif isinstance(proc := getattr(self, "_proc", None), subprocess.Popen):
+                proc.poll()  # our child that died on its own: reap it
         finally:
             self._cleanup()
 
     def _cleanup(self) -> None:
         if self.base_dir is not None:
-            shutil.rmtree(self.base_dir, ignore_errors=True)
+            # only a folder dbstand made (a record read from disk names it)
+            if self.base_dir.name.startswith("dbstand-"):
+                shutil.rmtree(self.base_dir, ignore_errors=True)
             self.base_dir = None
 
     def __enter__(self) -> ServerRecord:

@@ -6,6 +6,7 @@ password given on the command line never reaches output, logs or results.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
@@ -105,11 +106,13 @@ def parse_target_url(text: str) -> TargetURL:
         )
     if kind == "sqlite":
         return _parse_sqlite(text, base_scheme)
+    _check_userinfo(text)
     try:
         parts = urlsplit(text)
-        port = parts.port
-    except ValueError as exc:
-        raise TargetError(f"malformed target URL {_safe(text)!r}: {exc}") from None
+    except ValueError:  # the only ValueError left: brackets around the host
+        raise TargetError(f"malformed target URL {_safe(text)!r}: bad host "
+                          "(an IPv6 address goes in [brackets])") from None
+    port = _port(parts.netloc.rpartition("@")[2], text)
     if not parts.hostname:
         raise TargetError(f"malformed target URL {_safe(text)!r}: no host")
     database = unquote(parts.path.lstrip("/")) or None
@@ -125,6 +128,49 @@ def parse_target_url(text: str) -> TargetURL:
         database=database,
         query=tuple(parse_qsl(parts.query)),
     )
+
+
+_RESERVED_IN_USERINFO = "/?#[]"
+
+
+def _check_userinfo(text: str) -> None:
+    """A user or password holding a character that ends the URL's authority ("/", "?",
+    "#") or starts an IPv6 host ("[", "]") would be split wrongly and its pieces shown
+    as a host, port or path: ask for percent-encoding instead, showing no part of it.
+
+    It is such a password when the URL's first segment (up to "/", "?" or "#") is
+    `user:something` that is no port, or when an "@" shows up in the path."""
+    rest = text.split("://", 1)[1]
+    if "@" not in rest:
+        return
+    first = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    path = rest[len(first):]
+    path = re.split(r"[?#]", path, maxsplit=1)[0]
+    user_pass = ":" in first and not first.rpartition(":")[2].isdigit() \
+        and "@" not in first and not first.startswith("[")
+    if not (user_pass or "@" in path or "[" in first.partition("@")[0]):
+        return
+    userinfo = rest.rpartition("@")[0]
+    shown = [ch for ch in _RESERVED_IN_USERINFO if ch in userinfo] or ["/"]
+    codes = ", ".join(f"{ch} as %{ord(ch):02X}" for ch in shown)
+    raise TargetError(f"malformed target URL {_safe(text)!r}: the user or password "
+                      f"holds {' '.join(shown)}, which must be percent-encoded in a "
+                      f"URL ({codes})")
+
+
+def _port(hostport: str, text: str) -> int | None:
+    """The port after the host, checked here so that no library message echoes it."""
+    if hostport.startswith("["):
+        tail = hostport.partition("]")[2]
+        value = tail[1:] if tail.startswith(":") else None
+    else:
+        value = hostport.rpartition(":")[2] if ":" in hostport else None
+    if value is None or value == "":
+        return None
+    if not value.isdigit() or not 1 <= int(value) <= 65535:
+        raise TargetError(f"malformed target URL {_safe(text)!r}: the port must be a number "
+                          "from 1 to 65535")
+    return int(value)
 
 
 def _parse_sqlite(text: str, scheme: str) -> TargetURL:
@@ -143,7 +189,10 @@ def _parse_sqlite(text: str, scheme: str) -> TargetURL:
 
 
 def _safe(text: str) -> str:
-    """Strip a possible password from a URL that failed to parse, before echoing it."""
+    """Strip a possible password from a URL that failed to parse, before echoing it.
+
+    Everything between the user's ":" and the last "@" is the password as typed, even
+    when it holds "/" or "?" (which would end the authority in a well-formed URL)."""
     if "://" in text and "@" in text:
         scheme, rest = text.split("://", 1)
         auth, _, host = rest.rpartition("@")

@@ -1,0 +1,115 @@
+"""Two runs with the same prefix on the same database: the second refuses in one line
+before measuring; another prefix runs beside it; a killed run leaves no lock behind
+(issue 17, item 6)."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from dbstand.targets.managed import ServerRecord
+from dbstand.targets.run_lock import RunLocked, run_lock, sqlite_lock_path
+from dbstand.targets.url import TargetURL, parse_target_url
+
+from .helpers import one_error_line, orphans, run_tagged, start_cli
+
+KV = ["run", "kv", "--op", "select", "--revs", "200", "--rows", "200", "--min-iterations",
+      "2", "--max-iterations", "3", "--no-probes"]
+LONG = ["run", "kv", "--op", "select", "--revs", "2000", "--rows", "2000",
+        "--min-iterations", "30", "--max-iterations", "30", "--ci", "0.0001", "--pause",
+        "0.3", "--no-probes"]
+
+
+def _wait_for(predicate, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_second_run_on_the_same_sqlite_prefix_refuses(tmp_path: Path) -> None:
+    db = tmp_path / "kv.db"
+    url = f"sqlite:///{db}"
+    lock = sqlite_lock_path(parse_target_url(url), "dbstand_")
+    first = start_cli(*LONG, "--target", url, "-o", str(tmp_path / "first.jsonl"),
+                      cwd=tmp_path)
+    try:
+        _wait_for(lock.exists, 60, "the first run's lock")
+        second, _ = run_tagged(*KV, "--target", url, "-o", str(tmp_path / "second.jsonl"),
+                               cwd=tmp_path)
+        assert second.code == 2
+        line = one_error_line(second)
+        assert "another dbstand run is using prefix 'dbstand_'" in line
+        assert str(lock) in line
+        assert not (tmp_path / "second.jsonl").exists()
+        other, _ = run_tagged(*KV, "--target", url, "--prefix", "other_", "-o",
+                              str(tmp_path / "other.jsonl"), cwd=tmp_path)
+        assert other.code == 0, other.stderr  # another prefix is another set of tables
+    finally:
+        first.proc.send_signal(signal.SIGINT)
+        done = first.wait(120)
+    assert done.code == 130
+    assert not lock.exists()
+    assert orphans(first.tag) == []
+
+
+def test_a_killed_run_leaves_no_lock(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'kv.db'}"
+    target = parse_target_url(url)
+    first = start_cli(*LONG, "--target", url, "-o", str(tmp_path / "r.jsonl"), cwd=tmp_path)
+    _wait_for(sqlite_lock_path(target, "dbstand_").exists, 60, "the run's lock")
+    first.proc.kill()
+    first.wait(30)
+    with run_lock(target, "dbstand_"):  # free at once: the kernel dropped the flock
+        pass
+
+
+@pytest.mark.parametrize("server", ["pg", "mariadb", "tarantool_srv"])
+def test_a_held_lock_refuses_a_run_on_a_server(server: str, request: pytest.FixtureRequest,
+                                               tmp_path: Path) -> None:
+    record: ServerRecord = request.getfixturevalue(server)
+    target: TargetURL = record.target()
+    with run_lock(target, "dbslock_"):
+        with pytest.raises(RunLocked), run_lock(target, "dbslock_"):
+            pass  # another session of this very process is refused as well
+        result, _ = run_tagged(*KV, "--target", target.secret(), "--prefix", "dbslock_",
+                               "-o", str(tmp_path / "r.jsonl"), cwd=tmp_path)
+        assert result.code == 2
+        line = one_error_line(result)
+        assert "another dbstand run is using prefix 'dbslock_'" in line
+        assert record.password not in line
+        assert not (tmp_path / "r.jsonl").exists()
+    with run_lock(target, "dbslock_"):  # released with its holder
+        pass
+
+
+def test_a_killed_run_frees_a_postgresql_lock(pg: ServerRecord, tmp_path: Path) -> None:
+    """The advisory lock belongs to the dead run's session: the server frees it."""
+    target = pg.target()
+    first = start_cli(*LONG, "--target", target.secret(), "--stack", "psycopg",
+                      "--prefix", "dbskill_", "-o", str(tmp_path / "r.jsonl"), cwd=tmp_path)
+
+    def locked() -> bool:
+        try:
+            with run_lock(target, "dbskill_"):
+                return False
+        except RunLocked:
+            return True
+
+    try:
+        _wait_for(locked, 120, "the run's advisory lock")
+        first.proc.kill()
+        first.wait(30)
+        _wait_for(lambda: not locked(), 30, "the server to free the dead run's lock")
+        assert orphans(first.tag) == []
+    finally:
+        if first.proc.poll() is None:
+            first.proc.kill()
+            first.wait(30)
+        from dbstand.drivers import psycopg
+
+        with psycopg.connect(target) as conn:  # what the killed run left
+            conn.execute("DROP TABLE IF EXISTS dbskill_kv, dbskill_owned")
