@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from dbstand.cli.common import console, split_list
+from dbstand.errors import UserError
 from dbstand.report.renderers import EXPORT_FORMATS
 
 if TYPE_CHECKING:
@@ -23,7 +24,21 @@ DEFAULT_TARGET = "sqlite://"
 
 Output = Annotated[Path | None, typer.Option("--output", "-o",
                    help="Results file (JSON Lines); default results/<time>-<workload>.jsonl")]
-Html = Annotated[Path | None, typer.Option("--html", help="Also write the HTML report here")]
+def _check_html(path: Path | None) -> Path | None:
+    """A report path that cannot be written is refused before the run, not after."""
+    if path is not None:
+        from dbstand.results.store import check_output_path
+
+        try:
+            check_output_path(path, "--html")
+        except UserError as exc:
+            raise typer.BadParameter(str(exc).removeprefix("--html "),
+                                     param_hint="--html") from None
+    return path
+
+
+Html = Annotated[Path | None, typer.Option("--html", callback=_check_html,
+                                           help="Also write the HTML report here")]
 
 
 def parse_exports(values: list[str] | None) -> list[tuple[str, Path]]:
@@ -43,7 +58,14 @@ def parse_exports(values: list[str] | None) -> list[tuple[str, Path]]:
 
 
 def _check_exports(values: list[str] | None) -> list[str] | None:
-    parse_exports(values)
+    from dbstand.results.store import check_output_path
+
+    for _, path in parse_exports(values):
+        try:
+            check_output_path(path, "--export")
+        except UserError as exc:
+            raise typer.BadParameter(str(exc).removeprefix("--export "),
+                                     param_hint="--export") from None
     return values
 
 

@@ -73,8 +73,13 @@ def render_terminal(results: ResultsFile, console: Console) -> None:
 
 def _write_atomic(path: Path, text: str) -> None:
     """A reader sees the old file or the whole new one, never half of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        from dbstand.errors import UserError
+
+        raise UserError(f"cannot write {path}: {exc.strerror}") from None
     try:
         umask = os.umask(0)
         os.umask(umask)
@@ -82,8 +87,12 @@ def _write_atomic(path: Path, text: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         os.unlink(tmp)
+        if isinstance(exc, OSError):  # a full disk: one line, the results file is safe
+            from dbstand.errors import UserError
+
+            raise UserError(f"cannot write {path}: {exc.strerror}") from None
         raise
 
 

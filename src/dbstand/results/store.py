@@ -52,6 +52,13 @@ def check_output_path(path: Path, option: str = "--output") -> None:
     if path.exists() and not os.access(path, os.W_OK):
         raise UserError(f"{option} {path}: the file is not writable "
                         f"({_why_not_writable(path)})")
+    # access() says yes to root everywhere: make the folder and a file in it for real
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise UserError(f"{option} {path}: cannot write there ({exc.strerror})") from None
 
 
 def _why_not_writable(path: Path) -> str:
