@@ -19,17 +19,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from dbstand.cli.common import redact_text
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, OwnershipError, TargetError
-from dbstand.results.schema import case_record, failed_record, run_footer, run_header
+from dbstand.results.schema import run_footer, run_header
 from dbstand.results.store import ResultsFile, ResultsWriteError, ResultsWriter, read_results
 from dbstand.sql.ownership import DEFAULT_PREFIX
 from dbstand.targets.run_lock import run_locks
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, Workload
+from dbstand.workloads.records import case_record, failed_record
 
 
 @dataclass
@@ -81,7 +89,7 @@ def _execute(request: RunRequest, console: Console,
                 task = progress.add_task(f"  {case.label()}",
                                          total=request.config.max_iterations)
 
-                def tick(done: int, total: int, task: int = task) -> None:
+                def tick(done: int, total: int, task: TaskID = task) -> None:
                     progress.update(task, completed=done, total=total)
 
                 try:

@@ -4,8 +4,6 @@ traceback, non-zero exit) for the user's mistakes."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,16 +12,12 @@ from hdrh.histogram import HdrHistogram
 from .conftest import TestServer, free_port
 
 
-def dbstand(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dbstand", "http", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=60)
-
-
-def test_ab_style_run_prints_summary_and_writes_record(test_server: TestServer,
+def test_ab_style_run_prints_summary_and_writes_record(cli, test_server: TestServer,
                                                         tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
-    p = dbstand(test_server.url(), "-n", "300", "-c", "4", "-k", "-o", str(out), cwd=tmp_path)
-    assert p.returncode == 0, p.stderr
+    p = cli("http", test_server.url(), "-n", "300", "-c", "4", "-k", "-o", str(out),
+            cwd=tmp_path)
+    assert p.code == 0, p.stderr
     for text in ("Complete requests:      300", "Failed requests:        0",
                  "Requests per second:", "Percentage of the requests served within a certain",
                  "100%", "(longest request)"):
@@ -39,21 +33,21 @@ def test_ab_style_run_prints_summary_and_writes_record(test_server: TestServer,
     assert case["environment"]["cpu_logical"] >= 1
 
 
-def test_wrk_style_open_loop(test_server: TestServer, tmp_path: Path) -> None:
+def test_wrk_style_open_loop(cli, test_server: TestServer, tmp_path: Path) -> None:
     out = tmp_path / "open.jsonl"
-    p = dbstand(test_server.url(), "-d", "1", "--rate", "100", "-c", "2", "-o", str(out),
-                cwd=tmp_path)
-    assert p.returncode == 0, p.stderr
+    p = cli("http", test_server.url(), "-d", "1", "--rate", "100", "-c", "2", "-o", str(out),
+            cwd=tmp_path)
+    assert p.code == 0, p.stderr
     assert "open loop at 100 requests/s" in p.stdout and "Target rate" in p.stdout
     case = json.loads(out.read_text().splitlines()[1])
     assert case["mode"] == "open" and case["http"]["requests"] == 100
 
 
-def test_all_failures_exit_non_zero_after_writing_the_record(test_server: TestServer,
+def test_all_failures_exit_non_zero_after_writing_the_record(cli, test_server: TestServer,
                                                              tmp_path: Path) -> None:
     out = tmp_path / "bad.jsonl"
-    p = dbstand(test_server.url("/status/500"), "-n", "20", "-o", str(out), cwd=tmp_path)
-    assert p.returncode != 0
+    p = cli("http", test_server.url("/status/500"), "-n", "20", "-o", str(out), cwd=tmp_path)
+    assert p.code != 0
     assert "Non-2xx responses:      20" in p.stdout
     assert p.stderr.strip().splitlines() == [
         "dbstand: error: no request succeeded (20 failed: 0 socket errors, 20 non-2xx)"]
@@ -63,7 +57,7 @@ def test_all_failures_exit_non_zero_after_writing_the_record(test_server: TestSe
 
 @pytest.mark.parametrize("case", ["malformed-url", "nothing-listening", "zero-connections",
                                   "bad-header", "time-and-duration"])
-def test_user_mistakes_are_one_line_and_non_zero(case: str, tmp_path: Path) -> None:
+def test_user_mistakes_are_one_line_and_non_zero(cli, case: str, tmp_path: Path) -> None:
     port = free_port()
     args = {
         "malformed-url": ["localhost:8080/x", "-n", "5"],
@@ -72,8 +66,8 @@ def test_user_mistakes_are_one_line_and_non_zero(case: str, tmp_path: Path) -> N
         "bad-header": [f"http://127.0.0.1:{port}/", "-H", "no colon", "-n", "5"],
         "time-and-duration": [f"http://127.0.0.1:{port}/", "-t", "1", "-d", "1"],
     }[case]
-    p = dbstand(*args, "-o", str(tmp_path / "never.jsonl"), cwd=tmp_path)
-    assert p.returncode == 2
+    p = cli("http", *args, "-o", str(tmp_path / "never.jsonl"), cwd=tmp_path)
+    assert p.code == 2
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("dbstand: error: "), p.stderr
     assert "Traceback" not in p.stderr + p.stdout

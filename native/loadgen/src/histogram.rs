@@ -41,6 +41,83 @@ pub fn decode(text: &str) -> Result<Hist, String> {
         .map_err(|e| format!("not an HdrHistogram V2 payload: {e:?}"))
 }
 
+/// Summaries computed the way the pure-Python `hdrh` package computes them, so a
+/// number printed from a native histogram is the number `hdrh` would print for
+/// the same counts (same rounding of the target count, same integer mean, same
+/// order of floating-point additions in the standard deviation).
+pub mod hdrh {
+    use super::Hist;
+
+    /// `hdrh`'s `get_value_at_percentile`: the count at the percentile is
+    /// `int(p * n / 100 + 0.5)` (at least 1), the answer the highest value
+    /// equivalent to the bucket that reaches it (the lowest for p == 0); 0 when empty.
+    pub fn value_at_percentile(h: &Hist, percentile: f64) -> u64 {
+        let p = percentile.min(100.0);
+        let target = ((p * h.len() as f64 / 100.0 + 0.5) as u64).max(1);
+        let mut seen = 0u64;
+        for v in h.iter_recorded() {
+            seen += v.count_at_value();
+            if seen >= target {
+                let value = v.value_iterated_to();
+                return if p != 0.0 {
+                    value
+                } else {
+                    h.lowest_equivalent(value)
+                };
+            }
+        }
+        0
+    }
+
+    /// `hdrh`'s `get_mean_value`: an exact integer sum of count x median-equivalent
+    /// value, divided once; 0.0 when empty.
+    pub fn mean(h: &Hist) -> f64 {
+        if h.is_empty() {
+            return 0.0;
+        }
+        let total: u128 = h
+            .iter_recorded()
+            .map(|v| {
+                u128::from(v.count_at_value())
+                    * u128::from(h.median_equivalent(v.value_iterated_to()))
+            })
+            .sum();
+        total as f64 / h.len() as f64
+    }
+
+    /// `hdrh`'s `get_stddev` (population standard deviation over median-equivalent values).
+    pub fn stddev(h: &Hist) -> f64 {
+        if h.is_empty() {
+            return 0.0;
+        }
+        let mean = mean(h);
+        let mut total = 0.0f64;
+        for v in h.iter_recorded() {
+            let dev = h.median_equivalent(v.value_iterated_to()) as f64 - mean;
+            total += (dev * dev) * v.count_at_value() as f64;
+        }
+        (total / h.len() as f64).sqrt()
+    }
+
+    /// `hdrh`'s `get_min_value`: 0 when empty or when 0 was recorded.
+    pub fn min(h: &Hist) -> u64 {
+        if h.is_empty() {
+            0
+        } else {
+            h.min()
+        }
+    }
+
+    /// `hdrh`'s `get_max_value`: 0 when empty.
+    pub fn max(h: &Hist) -> u64 {
+        if h.is_empty() {
+            0
+        } else {
+            h.max()
+        }
+    }
+}
+
 /// Exact merge of encoded histograms (counts add up).
 pub fn merge_encoded<'a>(texts: impl IntoIterator<Item = &'a str>) -> Result<String, String> {
     let mut total = new_histogram();
@@ -72,6 +149,32 @@ mod tests {
         assert!(merged.max() >= 4_990_000);
         assert_eq!(merged.min(), 1);
         assert!(encode(&a).starts_with("HISTF"));
+    }
+
+    #[test]
+    fn summaries_follow_hdrh() {
+        let mut h = new_histogram();
+        assert_eq!(hdrh::value_at_percentile(&h, 50.0), 0);
+        assert_eq!(
+            (
+                hdrh::mean(&h),
+                hdrh::stddev(&h),
+                hdrh::min(&h),
+                hdrh::max(&h)
+            ),
+            (0.0, 0.0, 0, 0)
+        );
+        for v in [1_000, 2_000, 3_000, 4_000] {
+            record(&mut h, v);
+        }
+        // What the pure-Python hdrh package answers for the same four values: below
+        // 2048 every value has its own bucket, above buckets are 2 wide.
+        assert_eq!(hdrh::value_at_percentile(&h, 0.0), 1_000);
+        assert_eq!(hdrh::value_at_percentile(&h, 50.0), 2_000);
+        assert_eq!(hdrh::value_at_percentile(&h, 100.0), 4_001);
+        assert_eq!(hdrh::mean(&h), 2500.5);
+        assert_eq!(hdrh::stddev(&h), 1118.4812246971337);
+        assert_eq!((hdrh::min(&h), hdrh::max(&h)), (1_000, 4_001));
     }
 
     #[test]

@@ -12,9 +12,12 @@ pub mod open_loop;
 pub mod runner;
 pub mod scenario;
 pub mod stats;
+pub mod uring;
 pub mod url;
 pub mod virtual_user;
 pub mod worker;
 
+#[cfg(feature = "python")]
+mod py_histogram;
 #[cfg(feature = "python")]
 mod python;

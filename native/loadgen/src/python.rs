@@ -44,6 +44,7 @@ fn report_dict<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>>
     d.set_item("doc_len", r.doc_len)?;
     d.set_item("first_check_error", r.first_check_error.as_deref())?;
     d.set_item("run_id", &r.run_id)?;
+    d.set_item("io", r.io)?;
     let steps = PyList::empty(py);
     for (name, s) in &r.steps {
         let sd = stats_dict(py, s)?;
@@ -142,6 +143,7 @@ fn merge_histograms(histograms: Vec<String>) -> PyResult<String> {
 fn _loadgen(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(merge_histograms, m)?)?;
+    m.add_class::<crate::py_histogram::PyHistogram>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("LATENCY_UNIT", "ns")?;
     m.add("TIMER_SLACK_S", crate::open_loop::TIMER_SLACK.as_secs_f64())?;

@@ -13,6 +13,7 @@ use crate::config::{Mode, RunConfig};
 use crate::histogram::{self, Hist};
 use crate::open_loop::open_connection;
 use crate::stats::Stats;
+use crate::uring;
 use crate::virtual_user::virtual_user;
 use crate::worker::{thread_cpu_seconds, Shared};
 
@@ -38,6 +39,8 @@ pub struct Report {
     pub first_check_error: Option<String>,
     pub interrupted: bool,
     pub run_id: String,
+    /// The I/O loop that ran the connections: "io_uring" or "epoll" (tokio).
+    pub io: &'static str,
 }
 
 struct WorkerResult {
@@ -53,6 +56,7 @@ struct WorkerResult {
     started: Instant,
     finished: Instant,
     cpu_s: f64,
+    io: &'static str,
 }
 
 /// Start line: workers report ready (runtime built), then all start from one
@@ -113,24 +117,72 @@ fn worker(
     run_id: Arc<str>,
     mut first: Option<std::net::TcpStream>,
 ) -> Result<Option<WorkerResult>, String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build();
+    let (lo, hi) = cfg.conn_range(index);
+    // The closed loop runs on io_uring where the kernel allows it; everything
+    // else (and the closed loop elsewhere) on a current-thread tokio runtime.
+    let ring = match cfg.mode {
+        Mode::Closed if cfg.uring => uring::new_ring(hi - lo).ok(),
+        _ => None,
+    };
+    let rt = match ring {
+        Some(_) => None,
+        None => Some(
+            tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .enable_time()
+                .build(),
+        ),
+    };
     // Report ready even on failure, so the coordinator never waits forever.
     let Some(t0) = gate.ready_and_wait() else {
         return Ok(None);
     };
-    let rt = rt.map_err(|e| format!("cannot start an I/O runtime: {e}"))?;
-    let (lo, hi) = cfg.conn_range(index);
     let budget = cfg.requests.map(|n| cfg.share(n, index));
     let steps = match &cfg.mode {
         Mode::Scenario(s) => s.steps.len(),
         _ => 0,
     };
     let shared = Rc::new(Shared::new(cfg.clone(), t0, stop, run_id, budget, steps));
+    let io = if ring.is_some() { "io_uring" } else { "epoll" };
+    match (ring, rt) {
+        (Some(ring), _) => uring::closed_loop(&shared, ring, lo, hi, first.take()),
+        (None, Some(rt)) => {
+            let rt = rt.map_err(|e| format!("cannot start an I/O runtime: {e}"))?;
+            run_tokio(&cfg, &shared, &rt, lo, hi, first.take());
+        }
+        (None, None) => unreachable!("a ring or a runtime was built above"),
+    }
+    let finished = Instant::now();
+    let sh =
+        Rc::try_unwrap(shared).map_err(|_| "a connection task outlived its run".to_string())?;
+    Ok(Some(WorkerResult {
+        stats: sh.stats.into_inner(),
+        steps: sh.steps.into_inner(),
+        iterations: sh.iterations.into_inner(),
+        iterations_failed: sh.iterations_failed.get(),
+        missed: sh.missed.get(),
+        late_sends: sh.late_sends.get(),
+        server: sh.server.into_inner(),
+        doc_len: sh.doc_len.get(),
+        first_check_error: sh.first_check_error.into_inner(),
+        started: t0,
+        finished,
+        cpu_s: thread_cpu_seconds(),
+        io,
+    }))
+}
+
+/// One task per connection on a current-thread tokio runtime, until all end.
+fn run_tokio(
+    cfg: &Arc<RunConfig>,
+    shared: &Rc<Shared>,
+    rt: &tokio::runtime::Runtime,
+    lo: usize,
+    hi: usize,
+    mut first: Option<std::net::TcpStream>,
+) {
     let local = tokio::task::LocalSet::new();
-    local.block_on(&rt, async {
+    local.block_on(rt, async {
         let mut handles = Vec::with_capacity(hi - lo);
         let scenario = match &cfg.mode {
             Mode::Scenario(s) => Some(Rc::new((**s).clone())),
@@ -160,24 +212,6 @@ fn worker(
             }
         }
     });
-    let finished = Instant::now();
-    drop(local);
-    let sh =
-        Rc::try_unwrap(shared).map_err(|_| "a connection task outlived its run".to_string())?;
-    Ok(Some(WorkerResult {
-        stats: sh.stats.into_inner(),
-        steps: sh.steps.into_inner(),
-        iterations: sh.iterations.into_inner(),
-        iterations_failed: sh.iterations_failed.get(),
-        missed: sh.missed.get(),
-        late_sends: sh.late_sends.get(),
-        server: sh.server.into_inner(),
-        doc_len: sh.doc_len.get(),
-        first_check_error: sh.first_check_error.into_inner(),
-        started: t0,
-        finished,
-        cpu_s: thread_cpu_seconds(),
-    }))
 }
 
 /// Run `cfg` to completion. `poll` is called about every 100 ms from the calling
@@ -274,6 +308,7 @@ fn merge(cfg: &RunConfig, results: Vec<WorkerResult>, interrupted: bool, run_id:
     let mut server = None;
     let mut doc_len = None;
     let mut first_check_error = None;
+    let io = results.first().map_or("epoll", |r| r.io);
     let t0 = results
         .iter()
         .map(|r| r.started)
@@ -320,5 +355,6 @@ fn merge(cfg: &RunConfig, results: Vec<WorkerResult>, interrupted: bool, run_id:
         first_check_error,
         interrupted,
         run_id,
+        io,
     }
 }

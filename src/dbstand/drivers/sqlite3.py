@@ -26,7 +26,7 @@ def connect(target: TargetURL, *, isolation_level: str | None = None,
             busy_timeout_ms: int = 5000) -> sqlite3.Connection:
     """`isolation_level=None` is autocommit; "" or "DEFERRED" is the module's implicit
     transactions (DML opens one, commit() ends it)."""
-    conn = sqlite3.connect(path_of(target), isolation_level=isolation_level,
+    conn = sqlite3.connect(path_of(target), isolation_level=isolation_level,  # type: ignore[arg-type]
                            check_same_thread=False, timeout=busy_timeout_ms / 1000)
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     for name, value in target.query:

@@ -45,10 +45,10 @@ def _add_counts(a: Mapping[int, int], b: Mapping[int, int]) -> dict[int, int]:
 
 
 def _merge_hdr(encoded: Iterable[str | None]) -> str:
-    texts = [t for t in encoded if t]
     merged = LatencyHistogram()
-    for t in texts:
-        merged.merge(LatencyHistogram.decode(t))
+    for t in encoded:
+        if t:
+            merged.merge(LatencyHistogram.decode(t))
     return merged.encode()
 
 
@@ -88,8 +88,9 @@ class Counts:
         return LatencyHistogram.decode(self.histogram)
 
     def percentiles_ms(self, percentiles: Iterable[float]) -> dict[float, float]:
-        hist = self.latency().hist
-        return {p: hist.get_value_at_percentile(p) / 1e6 for p in percentiles}
+        wanted = list(percentiles)
+        values = self.latency().percentiles(wanted)
+        return {p: v / 1e6 for p, v in zip(wanted, values, strict=True)}
 
     @staticmethod
     def _fields_from(d: Mapping[str, Any]) -> dict[str, Any]:
@@ -148,6 +149,9 @@ class LoadResult(Counts):
     """Scenario: latency of whole successful iterations (ns)."""
     first_check_error: str | None = None
     run_id: str = ""
+    io: str = ""
+    """The engine's I/O loop: "io_uring" (closed loop where the kernel allows it)
+    or "epoll"."""
 
     @property
     def requests_per_s(self) -> float:
@@ -186,6 +190,7 @@ class LoadResult(Counts):
             iterations_histogram=iterations["histogram"] if iterations else None,
             first_check_error=d.get("first_check_error"),
             run_id=str(d.get("run_id", "")),
+            io=str(d.get("io", "")),
         )
 
     def to_dict(self) -> dict[str, Any]:

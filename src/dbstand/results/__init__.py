@@ -1,6 +1,6 @@
-"""Results: one versioned JSON Lines schema, appended case by case."""
+"""Results files: the record kinds (schema.py), the writer and reader (store.py) and
+the environment recorded with every case (environment.py). Imports no workload."""
 
-from dbstand.results.schema import SCHEMA, case_record
-from dbstand.results.store import ResultsFile, ResultsWriter, read_results
+from dbstand.results.schema import SCHEMA, CaseRecord, RunFooter, RunHeader
 
-__all__ = ["SCHEMA", "ResultsFile", "ResultsWriter", "case_record", "read_results"]
+__all__ = ["SCHEMA", "CaseRecord", "RunFooter", "RunHeader"]

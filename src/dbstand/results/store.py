@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,7 @@ class ResultsWriter:
             raise ResultsWriteError(f"cannot create results file {self.path}: "
                                     f"{_reason(exc)}") from None
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: Mapping[str, Any]) -> None:
         """Write one record whole, or raise ResultsWriteError leaving the file as it was
         (a file that has no record yet is removed)."""
         if self.broken:

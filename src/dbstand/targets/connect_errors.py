@@ -8,6 +8,7 @@ credentials, or lacks the database, and which URL (password redacted) was meant.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from dbstand.errors import TargetError
 from dbstand.targets.greeting import first_bytes, what_answers
@@ -31,9 +32,9 @@ _DB_UNKNOWN = re.compile(r"unknown database '([^']*)'")
 
 def _message(exc: BaseException) -> str:
     """The driver's message without its error-code tuple: (2003, "Can't ...") -> Can't ..."""
-    args = getattr(exc, "args", ())
+    args: tuple[Any, ...] = tuple(getattr(exc, "args", ()))
     if len(args) == 2 and isinstance(args[0], int) and isinstance(args[1], str):
-        return args[1]
+        return str(args[1])
     return str(exc)
 
 

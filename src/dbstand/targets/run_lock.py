@@ -77,7 +77,8 @@ def _admin_connection(target: TargetURL) -> Any:
         if module is None or not get_stack(stack).installed:
             continue
         driver = importlib.import_module(f"dbstand.drivers.{module}")
-        return open_with(lambda driver=driver: driver.connect(target), target)
+        connect: Any = driver.connect
+        return open_with(lambda connect=connect: connect(target), target)  # type: ignore[misc]
     raise MissingDependencyError(f"no driver installed to reach {target.redacted()} "
                                  f"(any of {', '.join(kind.admin_stacks)})")
 
