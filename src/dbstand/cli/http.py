@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from dbstand.cli.common import console, err_console, redacted_argv
 from dbstand.cli.run_common import Export, parse_exports, write_exports
@@ -111,6 +110,8 @@ def _with_progress(run: Any, duration: float | None) -> LoadResult:
     if not err_console.is_terminal:  # a progress line in a log file is noise
         return run()
     done = threading.Event()
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     columns: list[Any] = [SpinnerColumn(), TextColumn("{task.description}")]
     if duration:
         columns.append(BarColumn())

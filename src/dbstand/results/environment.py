@@ -21,7 +21,7 @@ def _cpu_model() -> str:
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return os.uname().machine
 
 
 @functools.cache
@@ -34,8 +34,10 @@ def machine() -> dict[str, Any]:
         "cpu_physical": psutil.cpu_count(logical=False),
         "cpu_mhz": round(freq.current) if freq else None,
         "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
-        "os": platform.platform(),
-        "kernel": platform.release(),
+        # os.uname, not platform.platform(): that one runs `uname -p` in a subprocess
+        "os": f"{os.uname().sysname}-{os.uname().release}-{os.uname().machine}-"
+              f"{'-'.join(platform.libc_ver())}",
+        "kernel": os.uname().release,
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "python_build": " ".join(platform.python_build()),
         "dbstand": dbstand.__version__,
