@@ -172,7 +172,8 @@ def http(
         "--rate", "-R", help="Open loop (wrk2 -R): requests/s in total; latency counts from "
                              "intended send times")] = None,
     threads: Annotated[int | None, typer.Option(
-        "--threads", help="Generator threads (default: min(cores, connections))")] = None,
+        "--threads", help="Generator threads (default: half the cores, at least 1, at most "
+                          "the connections: measured cheapest per request)")] = None,
     timeout: Annotated[float, typer.Option(
         "-s", "--timeout", help="Seconds before a request times out (0: never)")]
         = DEFAULT_TIMEOUT_S,

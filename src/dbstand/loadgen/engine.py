@@ -87,8 +87,8 @@ def run_closed(
     """Closed loop (ab/wrk): each connection sends its next request when the
     previous answer is in. Stops after `requests` in total or `duration` seconds,
     whichever comes first; requests in flight at the deadline are completed.
-    `timeout_s=0` disables the request timeout; `threads` defaults to
-    min(cores, connections)."""
+    `timeout_s=0` disables the request timeout; `threads` defaults to half the
+    cores (at least 1, at most the connections), the cheapest per request measured."""
     return _run("closed", url, connections=connections, keepalive=keepalive,
                 timeout_s=timeout_s, requests=requests, duration=duration, threads=threads,
                 **_request(method, headers, body))
