@@ -10,6 +10,7 @@ packages=(
     tarantool                         # managed Tarantool
     nginx wrk                         # HTTP engine tests and benchmark
     apache2-utils                     # ab: an independent client of what dbstand serves
+    chromium fonts-dejavu-core        # the HTML report rendered headless (test_report_html)
 )
 # Every server stack's own packages, from its manifest (src/dbstand/stacks/*/*/stack.toml),
 # so that the test suite can build, start and verify each of them.

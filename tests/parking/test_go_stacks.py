@@ -19,13 +19,13 @@ pytestmark = pytest.mark.skipif(shutil.which("go") is None,
                                 reason="the Go stacks need the go command")
 
 
+@pytest.mark.timeout(900)  # a first build of a Go stack takes minutes
 @pytest.mark.parametrize("kind", ["postgresql", "mariadb"])
 @pytest.mark.parametrize("stack", GO_STACKS)
 def test_go_stack_conforms(stack: str, kind: str, cli, request: pytest.FixtureRequest) -> None:
     url = request.getfixturevalue("pg_url" if kind == "postgresql" else "mariadb_url")
     try:
-        result = cli("stack", "check", stack, "--target", url, "--prefix", PREFIX,
-                     timeout=900)
+        result = cli("stack", "check", stack, "--target", url, "--prefix", PREFIX)
         assert result.code == 0, result.stdout + result.stderr
         for scenario in ("prepaid", "postpaid", "refunds", "transfers", "versions"):
             assert scenario in result.stdout

@@ -24,6 +24,22 @@ def test_pricing_examples() -> None:
     assert pricing.minutes_of_hours(Decimal("0.01")) == 0
 
 
+def test_session_and_ticket_minutes() -> None:
+    assert pricing.session_minutes(1, "120") == 120
+    assert pricing.session_minutes(1, "1") == 15
+    assert pricing.session_minutes(0, "2") == 120
+    assert pricing.session_minutes(0, "0.01") == 15  # 0 whole minutes: a first hour
+    for version, text in ((1, "0"), (1, "-5"), (1, "1.5"), (1, ""), (1, "١٢"),
+                          (0, "0"), (0, "abc"), (0, "nan"), (0, "")):
+        assert pricing.session_minutes(version, text) is None, (version, text)
+    start = dt.datetime(2026, 1, 1, 10, 0, 0)
+    assert pricing.never_paid(start, start)
+    assert pricing.ticket_minutes(start, start, start) == 15  # a fresh ticket
+    paid = start + dt.timedelta(hours=1)
+    assert pricing.ticket_minutes(start, paid, paid + dt.timedelta(minutes=20)) == 30
+    assert pricing.ticket_minutes(start, paid, paid) == 0
+
+
 def test_refund_of_two_hours_stopped_at_once() -> None:
     start = dt.datetime(2026, 1, 1, 10, 0, 0)
     until = start + dt.timedelta(hours=2)
@@ -51,5 +67,10 @@ def test_lock_conflicts() -> None:
     assert is_conflict(peewee.OperationalError(deadlock))
     assert is_conflict(sqlalchemy.exc.OperationalError("SELECT", {}, deadlock))
     assert is_conflict(psycopg.errors.DeadlockDetected("deadlock detected"))
+    import pg8000.dbapi
+
+    assert is_conflict(pg8000.dbapi.DatabaseError({"S": "ERROR", "C": "40P01",
+                                                    "M": "deadlock detected"}))
+    assert not is_conflict(pg8000.dbapi.DatabaseError({"C": "23505"}))
     assert not is_conflict(pymysql.err.IntegrityError(1062, "Duplicate entry"))
     assert not is_conflict(ValueError("x"))

@@ -5,7 +5,8 @@
 ownership registry), then runs the implementation's server stack (its manifest under
 stacks/, in any language) through the shared launcher: 127.0.0.1, health checked by
 a real read-only call, its process tree measured, always stopped. The Python
-implementations share these choices where the spec is silent (logic.py):
+implementations (service/) make the same choices where the spec is silent, each in
+its own code:
 - get_service_info: `start_ts`, `duration`, `paid_duration` (tickets) are added to
   `info` for v>=1, `balance` to `info` for v2; "never paid" = PAID_UNTIL_TS still at
   START_TS (also leave_parking's rule).
@@ -37,9 +38,15 @@ from dbstand.workloads.parking.functions import BROKEN
 from dbstand.workloads.parking.http import BROKEN_ENV
 
 
-def parking_stacks() -> tuple[str, ...]:
-    """Every server stack whose manifest implements parking."""
-    return tuple(m.name for m in stacks_for("parking"))
+def parking_stacks(kind: str | None = None) -> tuple[str, ...]:
+    """Every server stack whose manifest implements parking (in any language), or
+    only those whose databases include `kind`."""
+    return tuple(m.name for m in stacks_for("parking") if kind is None or kind in m.databases)
+
+
+def stack_databases(stack: str) -> tuple[str, ...]:
+    """The target kinds a parking stack's manifest says it runs on."""
+    return get_manifest(stack, "parking").databases
 
 
 #: the Python implementations (dbstand's own code: the only ones with `broken` switches)

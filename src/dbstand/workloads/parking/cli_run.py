@@ -13,14 +13,16 @@ import typer
 from dbstand.cli.common import console, redacted_argv, split_ints, split_list
 from dbstand.cli.run_common import Export, Html, Output, finish
 from dbstand.engine.config import EngineConfig
+from dbstand.errors import UserError
 from dbstand.execution import RunRequest, default_output, execute
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
-from dbstand.workloads import get_workload
 from dbstand.workloads.parking.workload import (
+    BASELINE,
     DEFAULT_BATCHES,
     DEFAULT_PASSES,
     ParkingOptions,
+    ParkingWorkload,
     build_cases,
     parking_stacks,
 )
@@ -40,7 +42,8 @@ def run_parking(
     target: Annotated[str | None, typer.Option(
         help="Target URL(s), comma-separated; default: a temporary SQLite file")] = None,
     stack: Annotated[str | None, typer.Option(
-        help="Service implementations, comma-separated; default: all")] = None,
+        help="Server stacks, comma-separated; default: every parking stack whose "
+             "manifest runs on the target's kind")] = None,
     logging: Annotated[str, typer.Option(
         help="Service logging: on, off or on,off (the logging cost is shown when both "
              "ran)")] = "off",
@@ -56,24 +59,31 @@ def run_parking(
                                            "the mean is flagged unstable")] = 3.0,
     prefix: Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
         = DEFAULT_PREFIX,
+    baseline: Annotated[str, typer.Option(
+        help="The stack whose server CPU per pass every stack is compared with (the "
+             "study's reference: CPython + SQLAlchemy)")] = BASELINE,
     output: Output = None,
     html: Html = None,
     export: Export = None,
 ) -> None:
-    """parking: the five-scenario suite (68 calls a pass) against each service stack,
-    conformance checked first; passes/s, per-function latency, app and DB CPU per pass,
-    statements per pass, log volume, logging cost."""
+    """parking: the five-scenario suite (68 calls a pass) against each server stack,
+    conformance checked first; passes/s and client time per 20-pass batch, server and
+    DB CPU per pass, each stack's server CPU against the baseline's, statements by
+    kind, log volume, the effect of logging (both ways), per-function latency."""
     check_prefix(prefix)
     options = ParkingOptions(passes=passes, batches=batches, prefix=prefix)
     options.check()
     config = EngineConfig(revs=passes, warmup=warmup, min_iterations=batches,
                           max_iterations=batches, max_time_s=1e9, target_ci_pct=ci,
                           latency="all")
-    stacks = split_list(stack, "--stack") or list(parking_stacks())
+    if baseline not in parking_stacks():
+        raise UserError(f"--baseline: unknown parking stack {baseline!r} "
+                        f"(known: {', '.join(parking_stacks())})")
+    stacks = split_list(stack, "--stack") or None
     with parking_targets(target) as targets:
         cases = build_cases(targets, stacks, split_list(logging, "--logging"),
                             split_ints(users, "--users"), options)
-        results = execute(RunRequest(get_workload("parking"), cases, config,
+        results = execute(RunRequest(ParkingWorkload(baseline), cases, config,
                                      output or default_output("parking"), redacted_argv()),
                           console)
     finish(results, html, export)

@@ -18,7 +18,9 @@ from dbstand.targets.url import parse_target_url
 
 
 def serve_parking(
-    stack: Annotated[str, typer.Option(help="python-raw, python-sqlalchemy or python-peewee")],
+    stack: Annotated[str, typer.Option(
+        help="A parking server stack (python-raw, python-sqlalchemy, python-peewee, "
+             "pypy-sqlalchemy, go-parking-gorm...: `dbstand stack list`)")],
     target: Annotated[str, typer.Option(help="Database URL (sqlite:///file.db, "
                                              "postgresql://..., mysql://...)")],
     port: Annotated[int | None, typer.Option(help="Port on 127.0.0.1 (default: a free one)")

@@ -24,8 +24,8 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from dbstand.workloads.parking import functions, logs
+from dbstand.workloads.parking.functions import Service
 from dbstand.workloads.parking.protocol import BadRequest, server_ts
-from dbstand.workloads.parking.repo import Backend
 
 log = logging.getLogger("dbstand.workloads.parking.http")
 
@@ -47,8 +47,8 @@ def _params(environ: dict[str, Any]) -> dict[str, str]:
     return dict(pairs)
 
 
-def make_app(backend: Backend, broken: frozenset[str] = frozenset()) -> WsgiApp:
-    """The WSGI app serving `backend`."""
+def make_app(service: Service, broken: frozenset[str] = frozenset()) -> WsgiApp:
+    """The WSGI app serving `service`."""
 
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         method = environ.get("REQUEST_METHOD", "GET")
@@ -60,7 +60,8 @@ def make_app(backend: Backend, broken: frozenset[str] = frozenset()) -> WsgiApp:
             code, answer = 405, {"status": "error", "error": f"method {method} not allowed"}
         else:
             try:
-                answer = functions.handle(path.lstrip("/"), _params(environ), backend, broken)
+                answer = functions.handle(path.lstrip("/"), _params(environ), service,
+                                          broken)
             except BadRequest as exc:
                 code, answer = 500, {"status": "error", "error": str(exc)}
         answer["ts"] = server_ts()
@@ -80,7 +81,7 @@ def create_app() -> WsgiApp:
     DBSTAND_DB_URL with its password read from DBSTAND_DB_PASSWORD_FILE (never from
     the environment), the request log in DBSTAND_LOG_FILE when DBSTAND_LOGGING=1."""
     from dbstand.targets.url import parse_target_url
-    from dbstand.workloads.parking.service import load_backend
+    from dbstand.workloads.parking.service import load_service
 
     env = os.environ
     target = parse_target_url(env["DBSTAND_DB_URL"].replace(":***@", "@"))
@@ -92,8 +93,8 @@ def create_app() -> WsgiApp:
             target = target.with_password(fh.read() or None)
     log_path = env.get("DBSTAND_LOG_FILE") if env.get("DBSTAND_LOGGING") == "1" else None
     logs.configure(log_path)
-    backend = load_backend(env["DBSTAND_PARKING_IMPL"], target, env["DBSTAND_PREFIX"],
+    service = load_service(env["DBSTAND_PARKING_IMPL"], target, env["DBSTAND_PREFIX"],
                            log_sql=bool(log_path), threads=int(env.get("DBSTAND_WORKERS", 1)))
-    atexit.register(backend.close)
+    atexit.register(service.close)
     broken = env.get(BROKEN_ENV, "")
-    return make_app(backend, frozenset(b for b in broken.split(",") if b))
+    return make_app(service, frozenset(b for b in broken.split(",") if b))

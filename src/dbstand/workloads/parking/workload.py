@@ -54,11 +54,17 @@ STUDY_STATEMENTS = {"select": "78-106", "select_for_update": "88-89", "update": 
 #: packages recorded with a case, beside the drivers the service may use
 
 
-def parking_stacks() -> tuple[str, ...]:
-    """The service implementations: every server stack whose manifest implements it."""
+#: the reference stack each stack's server CPU is compared with (the study's CPython +
+#: SQLAlchemy); `run parking --baseline` names another
+BASELINE = "python-sqlalchemy"
+
+
+def parking_stacks(kind: str | None = None) -> tuple[str, ...]:
+    """The service implementations: every server stack whose manifest implements it
+    (only those running on target kind `kind`, when given)."""
     from dbstand.workloads.parking.app import parking_stacks as from_manifests
 
-    return from_manifests()
+    return from_manifests(kind)
 
 
 class ParkingCase(Case):
@@ -72,6 +78,7 @@ class ParkingOptions:
     passes: int = DEFAULT_PASSES
     batches: int = DEFAULT_BATCHES
     prefix: str = "dbstand_"
+    keep: bool = False           # keep the service's tables after the run
 
     def check(self) -> None:
         if self.passes < 1:
@@ -80,12 +87,15 @@ class ParkingOptions:
             raise UserError("--batches must be at least 2 (a spread needs two)")
 
 
-def build_cases(targets: list[TargetURL], stacks: list[str], logging: list[str],
+def build_cases(targets: list[TargetURL], stacks: list[str] | None, logging: list[str],
                 users: list[int], options: ParkingOptions) -> list[Case]:
-    """targets x stacks x logging x users, or one UserError for a bad axis value."""
+    """targets x stacks x logging x users, or one UserError for a bad axis value.
+
+    `stacks` None: on each target, every parking stack whose manifest lists its kind.
+    Named stacks must each run on every target given."""
     options.check()
     known = parking_stacks()
-    for stack in stacks:
+    for stack in stacks or ():
         if stack not in known:
             raise UserError(f"unknown parking stack {stack!r} (known: {', '.join(known)})")
     for value in logging:
@@ -101,10 +111,23 @@ def build_cases(targets: list[TargetURL], stacks: list[str], logging: list[str],
         if target.is_memory:
             raise UserError("the parking service runs in its own process: give a SQLite "
                             "file (sqlite:///path.db), not an in-memory database")
+    per_target: list[tuple[TargetURL, list[str]]] = []
+    for target in targets:
+        runs_here = parking_stacks(target.kind)
+        if stacks is None:
+            per_target.append((target, list(runs_here)))
+            continue
+        for stack in stacks:
+            if stack not in runs_here:
+                from dbstand.workloads.parking.app import stack_databases
+
+                raise UserError(f"stack {stack!r} does not run on {target.kind} targets "
+                                f"(its databases: {', '.join(stack_databases(stack))})")
+        per_target.append((target, list(dict.fromkeys(stacks))))
     params = dataclasses.asdict(options)
     return [ParkingCase(WORKLOAD, stack, target, "sync" if n == 1 else f"threads:{n}", OP,
                         {**params, "logging": log, "users": n})
-            for target in targets for stack in dict.fromkeys(stacks)
+            for target, names in per_target for stack in names
             for log in dict.fromkeys(logging) for n in dict.fromkeys(users)]
 
 
@@ -115,6 +138,20 @@ def _check_reachable(target: TargetURL, prefix: str) -> None:
     from dbstand.workloads.kv.admin import admin_client
 
     admin_client(target, prefix).close()
+
+
+def uncounted_kinds(counter: StatementCounter) -> dict[str, str]:
+    """Statement kinds `counter` cannot count separately: kind -> where they are
+    counted instead (MariaDB's Com_select counts SELECT ... FOR UPDATE as a select).
+    Such a kind is reported empty, never 0."""
+    declared = getattr(counter, "uncounted", None)
+    if isinstance(declared, dict):
+        return dict(declared)
+    from dbstand.probes.statements import MysqlComCounters
+
+    if isinstance(counter, MysqlComCounters):
+        return {"select_for_update": "select"}
+    return {}
 
 
 class ServiceProbes:
@@ -163,7 +200,17 @@ class ServiceProbes:
         self.windows += 1
 
     def result(self, passes: int) -> dict[str, Any]:
-        """Per-pass figures for the record (passes: counted passes in all windows)."""
+        """Per-pass figures for the record (passes: counted passes in all windows).
+
+        A tree whose process could not be read in a window (the app server or the
+        database server died, or another process now has its pid) makes the CPU figures
+        false: the case fails, naming it, rather than reporting them."""
+        lost = [f"{what}: {tree.lost}" for what, tree in
+                (("app server", self.app), ("database server", self.db)) if tree and tree.lost]
+        if lost:
+            raise CaseFailed("a CPU probe lost its process during the measurement, so its "
+                             "CPU per pass would be wrong: " + "; ".join(lost))
+
         def ms(tree: TreeCpu | None) -> float | None:
             return None if tree is None else round(tree.cpu_s / passes * 1e3, 3)
 
@@ -179,8 +226,15 @@ class ServiceProbes:
              else self.db_pid_source),
         }
         if self.statements is not None:
-            out["statements_per_pass"] = self.statements.per_op(passes)
-            out["statements_total"] = self.statements.total()
+            per_pass: dict[str, float | None] = dict(self.statements.per_op(passes))
+            total: dict[str, int | None] = dict(self.statements.total())
+            folded = uncounted_kinds(self.statements)
+            for kind in folded:
+                per_pass[kind] = total[kind] = None
+            out["statements_per_pass"] = per_pass
+            out["statements_total"] = total
+            if folded:
+                out["statements_uncounted"] = folded
             if self.statements.note:
                 out["statements_note"] = self.statements.note
         return out
@@ -297,6 +351,10 @@ class ParkingWorkload(Workload):
     description = "ORM overhead on an OLTP HTTP service (the parking suite, 68 calls a pass)"
     operations = (OP,)
 
+    def __init__(self, baseline: str = BASELINE):
+        #: the stack the report compares every stack's server CPU with
+        self.baseline = baseline
+
     def preflight(self, cases: list[Case]) -> None:
         known = parking_stacks()
         seen: set[str] = set()
@@ -314,6 +372,10 @@ class ParkingWorkload(Workload):
     def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
         cfg = case_config(config, case)
         users, passes = case.params["users"], case.params["passes"]
+        prefix = case.params.get("prefix", "dbstand_")
+        if not case.params.get("keep"):  # close() drops its tables at the end of the run
+            self.__dict__.setdefault("_to_drop", {}).setdefault(
+                (case.target.secret(), prefix), (case.target, prefix))
         with _service(case) as service:
             verdict = conformance(service.base_url)
             bench = PassBenchmark(service, users, passes, cfg.warmup)
@@ -336,7 +398,7 @@ class ParkingWorkload(Workload):
                 "consistency": "after every batch the service's totals (places, rows, "
                                "balances, receipts, consumes, transfers) equal what its "
                                "passes imply (no lost update)",
-                "case_engine": cfg.as_dict(),
+                "case_engine": cfg.as_dict(), "baseline_stack": self.baseline,
                 **parking_metrics(measurement, case), **probes.result(counted),
             }
             server = {"kind": case.target.kind, **probes.server_facts,
@@ -346,17 +408,68 @@ class ParkingWorkload(Workload):
     def package_versions(self, case: Case) -> dict[str, str]:
         return _versions(case.stack)
 
+    def close(self) -> None:
+        """At the end of the run, drop the service's tables (only those dbstand's registry
+        lists) unless --keep; a database that cannot be reached any more gets a warning,
+        not an error that would hide the run's own outcome."""
+        from contextlib import closing
+
+        from dbstand.cli.common import err_console
+        from dbstand.workloads.parking import db, schema
+
+        pending = list(self.__dict__.pop("_to_drop", {}).values())
+        for target, prefix in pending:
+            try:
+                with closing(db.connect(_resolved(target))) as conn:
+                    schema.drop_schema(conn, prefix)
+            except Exception as exc:
+                err_console.print(f"warning: the parking tables ({prefix}t_*) on "
+                                  f"{target.redacted()} were not dropped: "
+                                  f"{' '.join(str(exc).split())}", highlight=False)
+
+
+def _resolved(target: TargetURL) -> TargetURL:
+    """The target with the password of a `dbstand server up` server filled in."""
+    from dbstand.targets.managed import password_for
+
+    if target.password is None and (found := password_for(target)) is not None:
+        return target.with_password(found)
+    return target
+
 
 def _versions(stack: str) -> dict[str, str]:
-    """Versions of the Python packages a stack run by dbstand's interpreter imports."""
+    """Versions of what a stack runs on: the Python packages a stack run by dbstand's
+    interpreter imports, or the pins of a stack's own venv (requirements.txt) and its
+    interpreter (PyPy)."""
     import importlib.metadata
 
     from dbstand.stacks.manifest import get_manifest
 
+    manifest = get_manifest(stack)
     out = {}
-    for module in get_manifest(stack).modules:
+    for module in manifest.modules:
         try:
             out[module] = importlib.metadata.version(module)
         except importlib.metadata.PackageNotFoundError:
             out[module] = "missing"
+    pins = manifest.folder / "requirements.txt"
+    if pins.is_file():
+        for line in pins.read_text().splitlines():
+            name, sep, version = line.split("#", 1)[0].strip().partition("==")
+            if sep:
+                out[name.strip()] = version.strip()
+    if "pypy3" in manifest.commands:
+        out["pypy3"] = _interpreter_version("pypy3")
     return out
+
+
+def _interpreter_version(program: str) -> str:
+    """`program --version` in one line (PyPy prints its Python and PyPy versions)."""
+    import subprocess
+
+    try:
+        done = subprocess.run([program, "--version"], capture_output=True, text=True,
+                              timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return "missing"
+    return " ".join((done.stdout + done.stderr).split()) or "unknown"
