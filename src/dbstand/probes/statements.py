@@ -17,7 +17,7 @@ import contextlib
 import re
 from abc import ABC, abstractmethod
 from collections import Counter
-from typing import Any
+from typing import Any, ClassVar
 
 from dbstand.probes import KINDS
 from dbstand.targets.url import TargetURL
@@ -42,6 +42,8 @@ def kind_of(sql: str) -> str:
 class StatementCounter(ABC):
     """Cumulative counters read at the edges of each window; differences summed."""
 
+    #: statement kinds this counter cannot tell apart: kind -> where it counts them
+    uncounted: ClassVar[dict[str, str]] = {}
     source = ""
     note = ""
 
@@ -144,6 +146,7 @@ class PgStatStatements(_AdminBacked):
 
 class MysqlComCounters(_AdminBacked):
     source = "SHOW GLOBAL STATUS Com_*"
+    uncounted: ClassVar[dict[str, str]] = {"select_for_update": "select"}
     note = ("server-wide counters; SELECT ... FOR UPDATE is not told apart (counted as "
             "select); REPLACE counts as other; prepared executions count by statement "
             "kind; pings, prepares and other protocol commands are `commands`, not "

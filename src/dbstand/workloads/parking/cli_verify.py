@@ -151,7 +151,7 @@ def verify_parking(
         finally:
             client.close()
         complete = failure is None and all(v.ok for v in verdicts)
-        if before is not None and complete:
+        if before is not None and database is not None and complete:
             wrong = totals_mismatch(before, _totals(database, prefix), passes)
     what = url or stack
     console.print(_table(f"parking conformance: {what} ({passes} pass(es), "

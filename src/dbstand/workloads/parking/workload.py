@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -144,14 +144,7 @@ def uncounted_kinds(counter: StatementCounter) -> dict[str, str]:
     """Statement kinds `counter` cannot count separately: kind -> where they are
     counted instead (MariaDB's Com_select counts SELECT ... FOR UPDATE as a select).
     Such a kind is reported empty, never 0."""
-    declared = getattr(counter, "uncounted", None)
-    if isinstance(declared, dict):
-        return dict(declared)
-    from dbstand.probes.statements import MysqlComCounters
-
-    if isinstance(counter, MysqlComCounters):
-        return {"select_for_update": "select"}
-    return {}
+    return dict(counter.uncounted)
 
 
 class ServiceProbes:
@@ -260,7 +253,8 @@ class PassBenchmark:
             raise CaseFailed(f"a measured pass failed the suite: {exc}") from None
 
     def executor(self) -> Executor:
-        ops = [partial(self._op, c, random.Random()) for c in self.clients]
+        ops: list[Callable[[Any], object]] = [partial(self._op, c, random.Random())
+                                              for c in self.clients]
         if self.users == 1:
             return SyncExecutor(ops[0], [c.close for c in self.clients])
         return ThreadExecutor(ops, [c.close for c in self.clients])

@@ -355,7 +355,7 @@ class ParkingApi:
         order.paid_amount += payment.amount
         order.paid_until_ts += pricing.hours_delta(payment.hours)
         if order.plate_session and order.finish_ts is None and order.paid_until_ts > call.now:
-            product = s.get(self.m.Product, order.product_id, with_for_update=True)
+            product = s.get_one(self.m.Product, order.product_id, with_for_update=True)
             product.places_avail -= 1
         self._settle_consume(s, payment, spend=True)
         return success()
@@ -374,7 +374,7 @@ class ParkingApi:
             if (order.plate_session and order.finish_ts is None
                     and order.paid_until_ts <= call.now):
                 order.finish_ts = call.now
-                product = s.get(self.m.Product, order.product_id, with_for_update=True)
+                product = s.get_one(self.m.Product, order.product_id, with_for_update=True)
                 product.places_avail += 1
         elif order.ticket_number is None and order.finish_ts is None:
             order.finish_ts = call.now  # a ticket's car is still inside: not finished
