@@ -21,7 +21,7 @@ from dbstand.engine.config import EngineConfig
 from dbstand.engine.executor import Executor, SyncExecutor, gc_paused
 from dbstand.engine.histogram import LatencyHistogram
 from dbstand.engine.loops import execute, make_plan
-from dbstand.engine.stats import Summary, make_stop_rule, summarize
+from dbstand.engine.stats import Bimodal, Summary, find_bimodal, make_stop_rule, summarize
 from dbstand.errors import CaseFailed
 
 Op = Callable[[Any], object]
@@ -61,6 +61,8 @@ class CaseMeasurement:
     timer_overhead_ns: float           # per timed op: extra cost of timing it
     elapsed_s: float
     extra: dict[str, Any] = field(default_factory=dict)
+    #: two clusters of counted iteration times (stats.find_bimodal), else None
+    bimodal: Bimodal | None = None
 
     @property
     def ops_per_s(self) -> float:
@@ -193,4 +195,5 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
         timer_overhead_ns=round(timer_ns, 1),
         elapsed_s=time.perf_counter() - started,
         extra={"workers": executor.workers, "timed": executor.timed},
+        bimodal=find_bimodal(counted),
     )

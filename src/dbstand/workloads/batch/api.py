@@ -150,6 +150,10 @@ class BatchClient(ABC):
         self.sql: BatchSql = batch_sql(target.kind)
         self._tmp_dir: str | None = None
 
+    def use_key_predicate(self, predicate: str) -> None:
+        """Find rows by key through `predicate` (sql.KEY_PREDICATES) from now on."""
+        self.sql = self.sql.with_key_predicate(predicate)
+
     # --- the catalogue -------------------------------------------------------------
     @classmethod
     def api_catalogue(cls, kind: str | None = None) -> tuple[BatchApi, ...]:
@@ -159,6 +163,15 @@ class BatchClient(ABC):
     @classmethod
     def find_api(cls, name: str, kind: str) -> BatchApi | None:
         return next((a for a in cls.api_catalogue(kind) if a.name == name), None)
+
+    @classmethod
+    def key_predicate_problem(cls, api: str, op: str, predicate: str) -> str | None:
+        """Why `api` cannot find rows through `predicate` for `op` (None: it can).
+
+        Inserts find no rows and limit rows keep the correct form, so any predicate
+        goes for them; an adapter whose statements have no key predicate to change
+        says so here."""
+        return None
 
     # --- connection ------------------------------------------------------------------
     @abstractmethod

@@ -66,6 +66,13 @@ def run_batch(
         = True,
     analyze: Annotated[bool, typer.Option(
         help="ANALYZE the pre-filled table (untimed) before update/delete")] = True,
+    key_predicate: Annotated[str, typer.Option(
+        help="How update/delete find rows by key, comma-separated: index (correct "
+             "binding, the default) and/or cast (the study's pitfall on purpose: the key "
+             "compared through a cast no index serves; labelled in the tables)")] = "index",
+    baseline: Annotated[str, typer.Option(
+        help="The api every other one is compared with ([STACK:]API; default "
+             "executemany, each stack's own when it has one)")] = "executemany",
     warmup: Annotated[int, typer.Option(help="Uncounted warm-up runs per case")] = 1,
     min_iterations: Annotated[int, typer.Option(
         help="Runs before the stop rule may stop a small case")] = 5,
@@ -97,10 +104,17 @@ def run_batch(
     ops = split_list(op, "--op")
     apis = split_list(api, "--api")
     row_counts = split_ints(rows, "--rows")
+    workload = get_workload("batch")
+    workload.baseline = baseline  # type: ignore[attr-defined]
     with run_targets(target) as targets:
         stacks = split_list(stack, "--stack") or default_stacks(targets)
-        cases = build_cases(targets, stacks, apis, ops, row_counts, options, limits=limit)
-        results = execute(RunRequest(get_workload("batch"), cases, config,
+        notes: list[str] = []
+        cases = build_cases(targets, stacks, apis, ops, row_counts, options, limits=limit,
+                            key_predicates=split_list(key_predicate, "--key-predicate"),
+                            notes=notes)
+        for note in notes:
+            console.print(f"[yellow]note:[/] {note}")
+        results = execute(RunRequest(workload, cases, config,
                                      output or default_output("batch"), redacted_argv()),
                           console)
     finish(results, html, export)

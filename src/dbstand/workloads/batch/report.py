@@ -1,5 +1,9 @@
 """The batch workload's report: per operation, seconds and rows/s per (api, rows),
-the ranking, the limit rows, and a scaling verdict per (api, op).
+the ranking (fastest first at the largest size, and slowest first at every size
+where the order changes, as the study printed it), each api against the baseline
+api (executemany unless --baseline says otherwise) and against the limit row at
+every size, and a scaling verdict per (api, op). Cases run with a key predicate
+other than the index one (`--key-predicate cast`) get their own tables, labelled.
 
 Everything is computed from the results file's records, so `dbstand report FILE`
 shows exactly what the run showed. Units and directions are named in every table
@@ -17,11 +21,17 @@ from dbstand.workloads.batch.scaling import SUPERLINEAR_EXPONENT, ScalingFit, sc
 
 OP_ORDER = ("insert", "update", "delete")
 LIMIT_PREFIX = "limit:"
+DEFAULT_BASELINE = "executemany"
+INDEX = "index"
+#: how a line found by a predicate other than the index one is labelled
+PREDICATE_LABELS = {"cast": "cast key, no index"}
 CAPTION = ("seconds: mean time of one batch of N rows, COMMIT included (↓ lower is better); "
            "±: 95% CI of the mean (stop rule); [min–max]: spread of a fixed repetition; "
            f"rows/s ↑ higher is better; b: exponent of seconds ~ rows^b, SUPERLINEAR above "
            f"{SUPERLINEAR_EXPONENT} over 3+ sizes (superlinear?: not beyond the runs' "
-           "spread); vs limit: times the best limit row at that size.")
+           "spread); vs executemany (or the --baseline api): seconds over the baseline's "
+           "at that size (↓ below 1: faster); vs limit: times the best limit row at that "
+           "size; ! unstable (95% CI wider than the target, fixed repetitions included).")
 
 
 @dataclass
@@ -33,17 +43,27 @@ class Line:
     api: str
     op: str
     limit: bool
+    predicate: str = INDEX
     form: str = ""
     cells: dict[int, dict[str, Any]] = field(default_factory=dict)
     fit: ScalingFit | None = None
     rank: int | None = None
     vs_best: float | None = None
     vs_limit: float | None = None
+    vs_baseline: float | None = None
 
     @property
     def name(self) -> str:
-        return f"limit {self.api[len(LIMIT_PREFIX):]}" if self.limit else \
-            f"{self.stack} {self.api}"
+        if self.limit:
+            return f"limit {self.api[len(LIMIT_PREFIX):]}"
+        return f"{self.stack} {self.api}{self.tag}"
+
+    @property
+    def tag(self) -> str:
+        """` [cast key, no index]` for a line found through another key predicate."""
+        if self.predicate == INDEX:
+            return ""
+        return f" [{PREDICATE_LABELS.get(self.predicate, self.predicate + ' key')}]"
 
     def ok(self, rows: int) -> dict[str, Any] | None:
         cell = self.cells.get(rows)
@@ -58,6 +78,14 @@ class Section:
     op: str
     sizes: list[int]
     lines: list[Line]
+    predicate: str = INDEX
+    baseline: Line | None = None
+
+    @property
+    def title(self) -> str:
+        tag = f", key predicate {self.predicate} (the study's pitfall, on purpose: the " \
+              "index cannot serve it)" if self.predicate != INDEX else ""
+        return f"batch {self.op} on {self.target}{tag}"
 
     @property
     def ranked_at(self) -> int:
@@ -72,32 +100,74 @@ class Section:
         return [line for line in self.lines if line.limit]
 
 
+def predicate_of(record: dict[str, Any]) -> str:
+    return str((record.get("params") or {}).get("key_predicate") or INDEX)
+
+
+def baseline_of(records: list[dict[str, Any]]) -> tuple[str | None, str]:
+    """(stack or None, api) of the baseline the run recorded, else executemany."""
+    named = next((str(r["baseline"]) for r in records if r.get("baseline")), DEFAULT_BASELINE)
+    stack, sep, api = named.rpartition(":")
+    if sep and not named.startswith(LIMIT_PREFIX):
+        return stack or None, api
+    return None, named
+
+
 def sections(records: list[dict[str, Any]]) -> list[Section]:
-    """Group records into per-(target, op) sections with fits, ranks and limits."""
-    lines: dict[tuple[str, str, str, str], Line] = {}
+    """Group records into per-(target, op, key predicate) sections with fits, ranks,
+    limits and the baseline line."""
+    lines: dict[tuple[str, str, str, str, str], Line] = {}
     for r in records:
         params = r.get("params") or {}
         api = str(r.get("api") or params.get("api", "?"))
         rows = int(r.get("rows") or params.get("rows", 0))
         limit = bool(r.get("limit", params.get("limit", api.startswith(LIMIT_PREFIX))))
-        key = (str(r.get("target")), "" if limit else str(r.get("stack")), api, str(r.get("op")))
-        line = lines.setdefault(key, Line(key[0], str(r.get("stack")), api, key[3], limit))
+        key = (str(r.get("target")), "" if limit else str(r.get("stack")), api, str(r.get("op")),
+               predicate_of(r))
+        line = lines.setdefault(key, Line(key[0], str(r.get("stack")), api, key[3], limit,
+                                          key[4]))
         line.form = line.form or str(r.get("api_form") or "")
         line.cells[rows] = r
+    base_stack, base_api = baseline_of(records)
     out: list[Section] = []
-    for target, op in dict.fromkeys((k[0], k[3]) for k in lines):
-        members = [line for k, line in lines.items() if k[0] == target and k[3] == op]
+    for target, op, predicate in dict.fromkeys((k[0], k[3], k[4]) for k in lines):
+        members = [line for k, line in lines.items()
+                   if k[0] == target and k[3] == op and k[4] == predicate]
+        if predicate != INDEX:  # the limit rows (always correct) are the shared reference
+            members += [line for k, line in lines.items()
+                        if k[0] == target and k[3] == op and line.limit]
         sizes = sorted({n for line in members for n in line.cells})
         for line in members:
             points = [(n, c["seconds"], c.get("seconds_min") or c["seconds"],
                        c.get("seconds_max") or c["seconds"])
                       for n in sizes if (c := line.ok(n)) and c.get("seconds")]
             line.fit = scaling(points)
-        section = Section(target, op, sizes, members)
+        section = Section(target, op, sizes, members, predicate)
+        section.baseline = _baseline_line(section, base_stack, base_api)
         _rank(section)
         out.append(section)
-    out.sort(key=lambda s: (s.target, OP_ORDER.index(s.op) if s.op in OP_ORDER else 9))
+    out.sort(key=lambda s: (s.target, OP_ORDER.index(s.op) if s.op in OP_ORDER else 9,
+                            s.predicate != INDEX, s.predicate))
     return out
+
+
+def _baseline_line(section: Section, stack: str | None, api: str) -> Line | None:
+    """The line every other is compared with: the named stack's api, else the first
+    stack's line of that api (each stack's own is preferred in `baseline_for`)."""
+    candidates = [line for line in section.lines if line.api == api
+                  and (stack is None or line.stack == stack)]
+    return candidates[0] if candidates else None
+
+
+def baseline_for(section: Section, line: Line) -> Line | None:
+    """A line's reference: its own stack's baseline api when it has one (psycopg's
+    executemany for psycopg's apis), else the section's."""
+    base = section.baseline
+    if base is None or line.limit:
+        return base
+    own = next((x for x in section.apis if x.api == base.api and x.stack == line.stack),
+               None)
+    return own or base
 
 
 def _rank(section: Section) -> None:
@@ -112,6 +182,9 @@ def _rank(section: Section) -> None:
         apis[i].rank = rank
         apis[i].vs_best = seconds / best if best else None
         apis[i].vs_limit = seconds / limit if limit else None
+        ref = baseline_for(section, apis[i])
+        ref_cell = ref.ok(n) if ref else None
+        apis[i].vs_baseline = seconds / ref_cell["seconds"] if ref_cell else None
     for line in section.limits:
         c = line.ok(n)
         line.vs_limit = c["seconds"] / limit if c and limit else None
@@ -165,21 +238,93 @@ def _rows_per_s(line: Line, n: int) -> float | None:
 
 
 # --- terminal ---------------------------------------------------------------------
+def baseline_title(section: Section) -> str:
+    return f"vs {section.baseline.api} ↓" if section.baseline else "vs baseline ↓"
+
+
 def columns(section: Section) -> list[tuple[str, bool]]:
     cols = [("#", True), ("stack", False), ("api", False)]
     cols += [(f"{n:,} rows s", True) for n in section.sizes]
-    cols += [(f"rows/s @{section.ranked_at:,} ↑", True), ("vs best", True),
+    cols += [(f"rows/s @{section.ranked_at:,} ↑", True), (baseline_title(section), True),
              ("vs limit", True), ("b", True), ("scaling", False)]
     return cols
 
 
 def row(section: Section, line: Line) -> list[str]:
     exponent, verdict = fit_text(line.fit)
-    stack, api = ("limit", line.api[len(LIMIT_PREFIX):]) if line.limit else (line.stack, line.api)
+    stack, api = ("limit", line.api[len(LIMIT_PREFIX):]) if line.limit else \
+        (line.stack, line.api + line.tag)
     return [str(line.rank or "") if not line.limit else "", stack, api,
             *(cell_text(line.cells.get(n)) for n in section.sizes),
             fmt_rate(_rows_per_s(line, section.ranked_at)),
-            fmt_ratio(line.vs_best), fmt_ratio(line.vs_limit), exponent, verdict]
+            fmt_ratio(line.vs_baseline), fmt_ratio(line.vs_limit), exponent, verdict]
+
+
+def size_ratios(section: Section, line: Line, n: int) -> tuple[float | None, float | None]:
+    """At `n` rows: the line's seconds over its baseline's, and over the best limit row."""
+    cell = line.ok(n)
+    if cell is None:
+        return None, None
+    ref = baseline_for(section, line)
+    ref_cell = ref.ok(n) if ref else None
+    limits = [c["seconds"] for x in section.limits if (c := x.ok(n))]
+    return (cell["seconds"] / ref_cell["seconds"] if ref_cell else None,
+            cell["seconds"] / min(limits) if limits else None)
+
+
+def ratio_table(section: Section, anchor: str) -> model.Table:
+    """Per api and size: seconds against the baseline api and against the limit row."""
+    base = section.baseline.api if section.baseline else "baseline"
+    cols = [model.Column("api", "api"),
+            *(model.Column(f"n{n}", f"{n:,} rows", True) for n in section.sizes)]
+    rows = []
+    for line in section.apis:
+        cells = {"api": line.name}
+        for n in section.sizes:
+            vs_base, vs_limit = size_ratios(section, line, n)
+            cells[f"n{n}"] = "-" if vs_base is None and vs_limit is None else \
+                f"{fmt_ratio(vs_base)} / {fmt_ratio(vs_limit)}"
+        rows.append(cells)
+    return model.Table(f"{section.op}: seconds against {base} / against the limit row, at "
+                       "each size (↓ below 1: faster than it)", cols, rows, anchor=anchor)
+
+
+def order_by_size(section: Section) -> list[tuple[int, list[Line]]]:
+    """Per size, the apis measured there, slowest first."""
+    out = []
+    for n in section.sizes:
+        timed = sorted(((c["seconds"], i) for i, line in enumerate(section.apis)
+                        if (c := line.ok(n)) is not None), reverse=True)
+        if timed:
+            out.append((n, [section.apis[i] for _, i in timed]))
+    return out
+
+
+def slowest_first_lines(section: Section) -> list[str]:
+    """The study's way: performance from low to high (`a < b`: a is slower), at the
+    first size and at every size where the order changes."""
+    out: list[str] = []
+    if len(section.apis) < 2:
+        return out
+    last: list[str] | None = None
+    same: list[int] = []
+
+    def close() -> None:
+        if same and out:
+            out[-1] += f" (the same at {', '.join(f'{m:,}' for m in same)} rows)"
+        same.clear()
+
+    for n, ordered in order_by_size(section):
+        names = [line.api + line.tag for line in ordered]
+        if names == last:
+            same.append(n)
+            continue
+        close()
+        head = f"{section.op}, slowest first" if last is None else "  order changes"
+        out.append(f"{head} at {n:,} rows: {' < '.join(names)}")
+        last = names
+    close()
+    return out
 
 
 def ranking_sentence(section: Section) -> str:
@@ -205,22 +350,32 @@ def footnotes(records: list[dict[str, Any]]) -> list[str]:
                 if c.get("status") != "ok":
                     out.append(f"FAILED {line.name} {line.op} {n:,} rows: {c.get('error')}")
             if line.fit and line.fit.flagged:
+                why = ("the cast key predicate makes every statement scan the table, "
+                       "as the study's integer keys did" if line.predicate != INDEX
+                       else "a scan per statement or page?")
                 out.append(f"SUPERLINEAR {line.name} {line.op}: seconds grow as rows^"
                            f"{line.fit.exponent:.2f} over {line.fit.sizes} sizes: each row "
-                           "costs more as N grows (a scan per statement or page?)")
+                           f"costs more as N grows ({why})")
             if line.form:
                 forms.setdefault(line.name, line.form)
     out += [f"{name}: {form}" for name, form in forms.items()]
+    keys = {str(r["key_form"]) for r in records if r.get("key_form")}
+    out += [f"key predicate of the [cast key, no index] lines: {form} (on purpose: the "
+            "study bound integer keys to its text key column, and each statement scanned)"
+            for form in sorted(keys)]
     unstable = sum(1 for c in records if c.get("unstable"))
     if unstable:
-        out.append(f"! {unstable} case(s) UNSTABLE: the 95% CI stayed wider than the target")
+        fixed = sum(1 for c in records if c.get("unstable") and
+                    str(c.get("repetition", "")).startswith("fixed"))
+        out.append(f"! {unstable} case(s) UNSTABLE: the 95% CI stayed wider than the target"
+                   + (f" ({fixed} of them fixed repetitions of a large size)" if fixed else ""))
     return out
 
 
-LONG_COLUMNS = ("target", "stack", "api", "op", "rows", "limit", "status", "seconds",
-                "seconds_min", "seconds_max", "ci95_pct", "iterations", "repetition",
-                "rows_per_s", "rank", "vs_best", "vs_limit", "exponent", "scaling",
-                "unstable", "error", "api_form")
+LONG_COLUMNS = ("target", "stack", "api", "op", "key_predicate", "rows", "limit", "status",
+                "seconds", "seconds_min", "seconds_max", "ci95_pct", "iterations",
+                "repetition", "rows_per_s", "rank", "vs_best", "vs_baseline", "baseline",
+                "vs_limit", "exponent", "scaling", "unstable", "error", "api_form")
 
 
 def long_rows(records: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -232,16 +387,22 @@ def long_rows(records: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
                 c = line.cells.get(n)
                 if c is None:
                     continue
+                if line.limit and section.predicate != INDEX:
+                    continue  # shown again in the cast tables, exported once
+                vs_base, vs_limit = size_ratios(section, line, n)
+                ref = baseline_for(section, line)
                 yield {
                     "target": line.target, "stack": "limit" if line.limit else line.stack,
-                    "api": line.api, "op": line.op, "rows": n, "limit": line.limit,
+                    "api": line.api, "op": line.op, "key_predicate": line.predicate,
+                    "rows": n, "limit": line.limit,
                     "status": c.get("status"), "seconds": c.get("seconds"),
                     "seconds_min": c.get("seconds_min"), "seconds_max": c.get("seconds_max"),
                     "ci95_pct": c.get("ci95_pct"), "iterations": c.get("iterations"),
                     "repetition": c.get("repetition"), "rows_per_s": c.get("rows_per_s"),
                     "rank": line.rank if n == at_rank else None,
                     "vs_best": line.vs_best if n == at_rank else None,
-                    "vs_limit": line.vs_limit if n == at_rank else None,
+                    "vs_baseline": vs_base, "baseline": ref.name if ref else None,
+                    "vs_limit": vs_limit,
                     "exponent": line.fit.exponent if line.fit else None,
                     "scaling": line.fit.label() if line.fit else None,
                     "unstable": bool(c.get("unstable")), "error": c.get("error"),
@@ -265,24 +426,31 @@ def build(records: list[dict[str, Any]], title: str) -> model.Report:
         for line in section.lines:
             style = "limit" if line.limit else ("failed" if line.fit and line.fit.flagged
                                                 else None)
+            if style is None and any(c.get("unstable") for c in line.cells.values()):
+                style = "unstable"
             if any(c.get("status") != "ok" for c in line.cells.values()):
                 style = "failed"
             styles.append(style)
-        blocks.append(model.Table(f"batch {section.op} on {section.target}: seconds per batch, "
-                            "COMMIT included (↓ lower is better)", cols,
-                            [{f"c{i}": v for i, v in enumerate(row(section, line))}
-                             for line in section.lines], styles, anchor=anchor))
+        blocks.append(model.Table(f"{section.title}: seconds per batch, COMMIT included "
+                                  "(↓ lower is better)", cols,
+                                  [{f"c{i}": v for i, v in enumerate(row(section, line))}
+                                   for line in section.lines], styles, anchor=anchor))
         blocks.append(model.Table(
             f"rows/s (higher is better) for {section.op}",
             [model.Column("api", "api"), *(model.Column(f"n{n}", f"{n:,} rows", True)
                                            for n in section.sizes)],
             [{"api": line.name, **{f"n{n}": fmt_rate(_rows_per_s(line, n))
                                    for n in section.sizes}} for line in section.lines]))
+        if section.baseline is not None or section.limits:
+            blocks.append(ratio_table(section, f"{anchor}-ratios"))
         blocks.append(ranking_sentence(section))
+        blocks += slowest_first_lines(section)
         n = largest.get(section.op, 0)
-        chart_groups.append((f"{section.op} ({n:,} rows)", [
+        tag = "" if section.predicate == INDEX else f", {section.predicate} key"
+        chart_groups.append((f"{section.op} ({n:,} rows{tag})", [
             model.Bar(line.name, rate) for line in section.lines
-            if (rate := _rows_per_s(line, n)) is not None]))
+            if (rate := _rows_per_s(line, n)) is not None
+            and not (line.limit and section.predicate != INDEX)]))
     chart = model.BarChart("Rows per second at the largest size", "rows per second (higher is "
                      "better)", chart_groups, anchor="chart-rows",
                      table_anchor=blocks[0].anchor if blocks else "",
@@ -292,15 +460,23 @@ def build(records: list[dict[str, Any]], title: str) -> model.Report:
              "sizes": line.fit.sizes, "r2": line.fit.r2, "verdict": line.fit.verdict,
              "exponent_low": line.fit.exponent_low, "confident": line.fit.confident}
             for s in sections(records) for line in s.lines if line.fit]
-    ranking = {f"{s.op} {s.target}": {"rows": s.ranked_at,
-                                      "fastest_first": [line.name for line in s.apis
-                                                        if line.rank is not None]}
+    ranking = {ranking_key(s): {"rows": s.ranked_at,
+                                "fastest_first": [line.name for line in s.apis
+                                                  if line.rank is not None],
+                                "slowest_first_by_rows": {
+                                    str(n): [line.name for line in ordered]
+                                    for n, ordered in order_by_size(s)}}
                for s in sections(records)}
     return model.Report(title, sections_out, notes=footnotes(records), caption=CAPTION,
                   data=list(long_rows(records)), data_columns=list(LONG_COLUMNS),
                   extra={"scaling": fits, "ranking": ranking,
                          "superlinear_exponent": SUPERLINEAR_EXPONENT},
                   measurements=measurements(records))
+
+
+def ranking_key(section: Section) -> str:
+    tag = "" if section.predicate == INDEX else f" [{section.predicate}]"
+    return f"{section.op} {section.target}{tag}"
 
 
 def measurements(records: list[dict[str, Any]]) -> list[model.Measurement]:
@@ -310,7 +486,9 @@ def measurements(records: list[dict[str, Any]]) -> list[model.Measurement]:
         params = r.get("params") or {}
         api, rows = r.get("api") or params.get("api"), r.get("rows") or params.get("rows")
         stack = "limit" if r.get("limit") else r.get("stack")
-        name = f"batch {stack} {api} {r.get('op')} {rows} rows on {r.get('target_kind')}"
+        tag = "" if predicate_of(r) == INDEX else f" [{predicate_of(r)} key]"
+        name = (f"batch {stack} {api}{tag} {r.get('op')} {rows} rows on "
+                f"{r.get('target_kind')}")
         out.append(model.measurement(r, name, "rows/s", r.get("rows_per_s"),
                                      operation=f"batch of {rows} rows"))
     return out

@@ -13,6 +13,7 @@ from dbstand.distributed.cli import ClusterOption, on_cluster
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.execution import RunRequest, default_output, execute
+from dbstand.modes.pinning import DEFAULT_PLACEMENT
 from dbstand.modes.spec import ModeSpec, default_sweep, expand_modes, parse_mode
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.catalog import get_stack
@@ -100,6 +101,10 @@ def run_kv(
     pin: Annotated[bool, typer.Option(
         help="Pin round-trip-bound cases (one operation in flight): this process to one "
              "CPU, the database server's processes to another (needs 2+ CPUs)")] = True,
+    pin_cpus: Annotated[str, typer.Option(
+        help="Where --pin puts them: separate (client and server each on its own CPU) or "
+             "same (both on one CPU: faster round trips, no cross-CPU wake-up)")]
+        = DEFAULT_PLACEMENT,
     protocol: Annotated[str | None, typer.Option(
         help="Protocols of stacks that offer several, e.g. binary,sql (tarantool), "
              "simple,prepared (pgbench), text,prepared (mysql-connector-python); "
@@ -140,7 +145,7 @@ def run_kv(
     check_prefix(prefix)
     ops = split_list(op, "--op")
     modes = split_list(mode, "--mode")
-    workload = kv_workload(baseline, pin)
+    workload = kv_workload(baseline, pin, pin_cpus)
     with run_targets(target) as targets:
         stacks = split_list(stack, "--stack") or _default_stacks(targets)
         cases = kv_cases(targets, stacks, ops, modes, rows, revs, distribution, prefix, keep,
@@ -153,10 +158,15 @@ def run_kv(
     finish(results, html, export)
 
 
-def kv_workload(baseline: str | None, pin: bool) -> Workload:
-    """The kv workload with its run-wide settings (a bad --baseline fails here, before
-    anything runs)."""
+def kv_workload(baseline: str | None, pin: bool, pin_cpus: str = DEFAULT_PLACEMENT
+                ) -> Workload:
+    """The kv workload with its run-wide settings (a bad --baseline or --pin-cpus fails
+    here, before anything runs)."""
+    from dbstand.modes.pinning import PLACEMENTS
     from dbstand.workloads.kv.table import BaselineSpec
+
+    if pin_cpus not in PLACEMENTS:
+        raise UserError(f"--pin-cpus takes {' or '.join(PLACEMENTS)}, not {pin_cpus!r}")
 
     workload = get_workload("kv")
     if baseline is not None:
@@ -166,6 +176,7 @@ def kv_workload(baseline: str | None, pin: bool) -> Workload:
             raise UserError(str(exc)) from None
     workload.baseline = baseline  # type: ignore[attr-defined]
     workload.pin = pin  # type: ignore[attr-defined]
+    workload.pin_cpus = pin_cpus  # type: ignore[attr-defined]
     return workload
 
 

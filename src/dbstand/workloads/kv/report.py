@@ -1,5 +1,7 @@
 """kv's contribution to the report: one row per case (every column in the exports,
-the compact set in the terminal), throughput and latency charts, sweep lines."""
+the compact set in the terminal), the study's ratios (coroutines/sync, threads/sync,
+processes, sql/binary, uvloop/asyncio) with their intervals, throughput and latency
+charts, sweep verdicts, bimodal cases with both modes."""
 
 from __future__ import annotations
 
@@ -16,7 +18,18 @@ from dbstand.report.model import (
     Table,
     measurement,
 )
-from dbstand.workloads.kv.table import formatted, stack_label, sweep_lines, table_rows
+from dbstand.workloads.kv.ratios import kv_ratios
+from dbstand.workloads.kv.table import (
+    baseline_text,
+    bimodal_of,
+    bimodal_text,
+    case_label,
+    formatted,
+    loop_of,
+    stack_label,
+    sweep_lines,
+    table_rows,
+)
 
 #: probe columns: shown when at least one row has a value
 PROBE_KEYS = ("client_cpu_us", "server_cpu_us", "server_rss_mb", "stmts_per_op", "stmt_kinds")
@@ -25,10 +38,11 @@ COLUMNS = (
     Column("stack", "stack"),
     Column("target", "target"),
     Column("mode", "mode"),
+    Column("loop", "loop"),
     Column("op", "op"),
     Column("ops_per_s", "ops/s ↑", True),
     Column("ci95_pct", "±CI%", True),
-    Column("relative", "vs best", True),
+    Column("vs_baseline", "vs baseline ↑", True),
     Column("iterations", "n", True),
     Column("p50", "p50 µs ↓", True),
     Column("p99", "p99 µs", True),
@@ -44,23 +58,27 @@ COLUMNS = (
     Column("note", "note"),
 )
 CAPTION = ("↑ higher is better, ↓ lower is better. ops/s: mean over iterations, ±CI%: its "
-           "95% confidence interval; n: iterations; latency per operation in µs; CPU "
+           "95% confidence interval (BIMODAL: the two clusters of iterations, each as ops/s "
+           "with its share, instead of a mean); vs baseline: ops/s over the baseline case "
+           "of the same operation; n: iterations; latency per operation in µs; CPU "
            "(user+sys) of the client and of the database server and statements counted by "
            "the server, per operation. `dbstand report FILE -f csv` has every column.")
-DATA_KEYS = [c.key for c in COLUMNS] + ["unstable", "failed"]
+DATA_KEYS = [c.key for c in COLUMNS] + ["unstable", "failed", "bimodal", "pinned"]
 
 
 def _constant(records: list[dict[str, Any]], rows: list[dict[str, Any]]) -> set[str]:
-    """Columns the compact view can drop: one target (in the title), one mode, `vs best`
-    when no operation was measured twice, empty probes."""
+    """Columns the compact view can drop: one target (in the title), one mode, one
+    event loop, `vs baseline` when no operation was measured twice, empty probes."""
     drop = set()
     if len({str(c.get("target")) for c in records}) == 1:
         drop.add("target")
     if len({c.get("mode") for c in records}) == 1:
         drop.add("mode")
+    if len({loop_of(c) for c in records if loop_of(c)}) <= 1:
+        drop.add("loop")
     ops = [(c.get("workload"), c.get("op")) for c in records]
     if len(ops) == len(set(ops)):
-        drop.add("relative")
+        drop.add("vs_baseline")
     if not any(r["note"] for r in rows):
         drop.add("note")
     drop.update(key for key in PROBE_KEYS if all(r.get(key) is None for r in rows))
@@ -89,19 +107,79 @@ def notes(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> list[str
         lines.append(f"{unstable} case(s) UNSTABLE: their 95% confidence interval stayed "
                      "wider than the target; rerun on a quieter machine or raise "
                      "--max-iterations.")
-    return lines + sweep_lines(records)
+    for r in records:
+        b = bimodal_of(r)
+        if b:
+            lines.append(f"BIMODAL {case_label(r)} {r.get('op')}: two clusters of "
+                         f"iterations, {bimodal_text(b)} ops/s (share of iterations); "
+                         "their mean describes neither (client and server placement?)")
+    pins = pinning_line(records)
+    if pins:
+        lines.append(pins)
+    text = baseline_text(records) if any(r["vs_baseline"] is not None for r in rows) else ""
+    return lines + ([text] if text else []) + sweep_lines(records)
+
+
+def pinning_line(records: list[dict[str, Any]]) -> str:
+    """How many cases ran pinned (client and server on their own CPUs), and where."""
+    found = [((r.get("environment") or {}).get("server") or {}).get("cpu_pinning")
+             for r in records if r.get("status") == "ok"]
+    pins: list[dict[str, Any]] = [p for p in found if isinstance(p, dict)]
+    if not pins:
+        return ""
+    on = [p for p in pins if p.get("enabled")]
+    if not on:
+        return f"CPU pinning: none ({pins[0].get('reason')})"
+    where = on[0]
+    return (f"CPU pinning: {len(on)} of {len(pins)} case(s) pinned "
+            f"({where.get('placement') or 'separate'}), client on CPU "
+            f"{where.get('client_cpus')}, server on CPU {where.get('server_cpus') or '-'} "
+            "(the others: not round-trip-bound or --no-pin)")
+
+
+def ratio_table(records: list[dict[str, Any]]) -> Table | None:
+    """The study's ratios, per connector and op (within this run)."""
+    ratios = kv_ratios(records)
+    if not ratios:
+        return None
+    columns = [Column("connector", "connector"), Column("op", "op"),
+               Column("what", "ratio of ops/s"), Column("ratio", "ratio ↑", True),
+               Column("ci", "±CI%", True), Column("note", "note")]
+    rows = [{"connector": r.connector, "op": r.op, "what": r.what,
+             "ratio": f"{r.value:.2f}x", "ci": f"±{r.ci_pct:.0f}",
+             "note": " ".join(x for x in ("within noise" if r.within_noise else "",
+                                          "UNSTABLE side" if r.shaky else "") if x)}
+            for r in ratios]
+    return Table("Ratios within this run: coroutines/one at a time, threads/sync, "
+                 "processes, protocols, event loops (↑ above 1: the first is faster)",
+                 columns, rows, ["unstable" if r.shaky else None for r in ratios],
+                 anchor="ratios")
+
+
+def _mode(r: dict[str, Any], loops: bool) -> str:
+    loop = loop_of(r) if loops else ""
+    return f"{r.get('mode')} {loop}".strip()
+
+
+def _series(r: dict[str, Any], loops: bool) -> str:
+    return f"{stack_label(r)} [{_mode(r, loops)}]"
 
 
 def charts(records: list[dict[str, Any]]) -> list[BarChart | DotChart]:
     ok = [r for r in records if r.get("status") == "ok" and r.get("ops_per_s")]
+    loops = len({loop_of(r) for r in ok if loop_of(r)}) > 1
     groups: dict[str, list[Bar]] = {}
     for r in ok:
         half = r["ops_per_s"] * (r.get("ci95_pct") or 0) / 100
+        b = bimodal_of(r)
+        low, high = r["ops_per_s"] - half, r["ops_per_s"] + half
+        if b:  # the bar's whiskers span the two modes: the mean is neither
+            low, high = b["modes"][1]["ops_per_s"], b["modes"][0]["ops_per_s"]
+        flag = "BIMODAL " + bimodal_text(b) if b else "UNSTABLE" if r.get("unstable") else ""
         groups.setdefault(r["op"], []).append(Bar(
-            f"{stack_label(r)} [{r['mode']}]", r["ops_per_s"], r["ops_per_s"] - half,
-            r["ops_per_s"] + half, "UNSTABLE" if r.get("unstable") else ""))
-    latency = [(f"{stack_label(r)} {r['op']} [{r['mode']}]", r["latency_us"]) for r in ok
-               if r.get("latency_us")]
+            _series(r, loops), r["ops_per_s"], low, high, flag))
+    latency = [(f"{stack_label(r)} {r['op']} [{_mode(r, loops)}]", r["latency_us"])
+               for r in ok if r.get("latency_us")]
     return [BarChart("Throughput per operation", "operations per second (higher is better)",
                      list(groups.items()), anchor="chart-throughput", table_anchor="cases"),
             DotChart("Latency per operation", "µs per operation, log scale (lower is better)",
@@ -115,7 +193,8 @@ def measurements(records: list[dict[str, Any]]) -> list[Measurement]:
     kinds = len({r.get("target_kind") for r in records}) > 1
     out = []
     for r in records:
-        name = f"{r.get('workload')} {stack_label(r)} {r.get('op')} [{r.get('mode')}]"
+        loop = " uvloop" if loop_of(r) == "uvloop" else ""
+        name = f"{r.get('workload')} {stack_label(r)} {r.get('op')} [{r.get('mode')}{loop}]"
         if kinds:
             name += f" on {r.get('target_kind')}"
         http = r.get("workload") == "http"
@@ -135,7 +214,11 @@ def build(records: list[dict[str, Any]], title: str) -> Report:
                                 for row in rows],
                   ["failed" if r["failed"] else "unstable" if r["unstable"] else
                    "limit" if r.get("limit") else None for r in rows], anchor="cases")
-    return Report(title, [Section("Charts", [*charts(records)]), Section("Cases", [table])],
-                  notes=notes(rows, records), caption=CAPTION,
+    sections = [Section("Charts", [*charts(records)]), Section("Cases", [table])]
+    ratios = ratio_table(records)
+    if ratios is not None:
+        sections.append(Section("Ratios", [ratios]))
+    return Report(title, sections, notes=notes(rows, records), caption=CAPTION,
                   data=[{k: row.get(k) for k in DATA_KEYS} for row in rows],
-                  data_columns=DATA_KEYS, measurements=measurements(records))
+                  data_columns=DATA_KEYS, measurements=measurements(records),
+                  extra={"ratios": [r.as_dict() for r in kv_ratios(records)]})

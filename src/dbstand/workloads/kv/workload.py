@@ -15,7 +15,7 @@ from typing import Any
 
 from dbstand.engine import Benchmark, EngineConfig, run_benchmark
 from dbstand.errors import CaseFailed, UserError
-from dbstand.modes.pinning import pinned
+from dbstand.modes.pinning import DEFAULT_PLACEMENT, pinned
 from dbstand.modes.spec import ModeSpec, parse_mode
 from dbstand.probes.case import CaseProbes
 from dbstand.probes.locate import server_pid
@@ -122,7 +122,7 @@ class KvBenchmark:
     def _check_selects(self, args: Sequence[Any]) -> None:
         select = self.client.operation("select")
         for params in args:
-            row = select(params)
+            row: Any = select(params)
             if row is None or int(row[0]) != params[0]:
                 raise CaseFailed(f"select of id {params[0]} returned {row!r}")
 
@@ -193,6 +193,8 @@ class KvWorkload(Workload):
     operations = OPS
     #: pin round-trip-bound cases (client and server on their own CPUs); `--no-pin`
     pin: bool = True
+    #: `--pin-cpus`: separate (client and server each on its own CPU) or same (one CPU)
+    pin_cpus: str = DEFAULT_PLACEMENT
     #: `--baseline STACK[@MODE][@LOOP]`, recorded with every case for the report
     baseline: str | None = None
     #: what builds a case's executor: the mode's local one, or a cluster's
@@ -277,7 +279,7 @@ class KvWorkload(Workload):
             pid = server_pid(case.target)[0] if want else None
             try:
                 probes = _probes(case, client)
-                with pinned(pid, want, why_not) as pins:
+                with pinned(pid, want, why_not, self.pin_cpus) as pins:
                     measurement = run_benchmark(bench, config, progress, executor, probes,
                                                 probes.warmup if probes else None)
                 server["cpu_pinning"] = pins.record()

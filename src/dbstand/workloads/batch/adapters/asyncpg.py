@@ -22,10 +22,10 @@ from dbstand.workloads.batch.adapters.psycopg import UNNEST_API, unnest_params
 from dbstand.workloads.batch.api import BatchApi, BatchClient, BatchData, Op
 from dbstand.workloads.batch.sql import (
     PG_COPY_COLUMNS,
-    PG_COPY_JOIN,
     PG_CREATE_TMP,
     PG_TMP_TABLE,
-    PG_UNNEST,
+    pg_copy_join,
+    pg_unnest,
 )
 
 ALL = ("insert", "update", "delete")
@@ -143,8 +143,8 @@ class AsyncpgBatch(BatchClient):
         await conn.execute(PG_CREATE_TMP)
         await conn.copy_records_to_table(PG_TMP_TABLE, records=data.row_params,
                                          columns=PG_COPY_COLUMNS[op])
-        await conn.execute(PG_COPY_JOIN[op].format(t=self.table))
+        await conn.execute(pg_copy_join(self.sql, op, self.table))
 
     async def _unnest(self, conn: Any, op: str, data: BatchData) -> None:
-        sql = to_paramstyle(PG_UNNEST[op].format(t=self.table), "dollar")
+        sql = to_paramstyle(pg_unnest(self.sql, op, self.table), "dollar")
         await conn.execute(sql, *unnest_params(data))

@@ -27,9 +27,20 @@ MYSQL_APIS = (
 )
 
 
+def _mysql_key_problem(api: str, op: str, predicate: str) -> str | None:
+    if api == "values" and op == "update" and predicate != "index":
+        return ("values update on MySQL is INSERT ... ON DUPLICATE KEY UPDATE: it finds "
+                "rows by the key itself, with no predicate to change")
+    return None
+
+
 class PyMySqlBatch(DbApiBatchClient):
     paramstyle = "format"
     apis = MYSQL_APIS
+
+    @classmethod
+    def key_predicate_problem(cls, api: str, op: str, predicate: str) -> str | None:
+        return _mysql_key_problem(api, op, predicate)
 
     def _open(self) -> Any:
         return pymysql_driver.connect(self.target, autocommit=False)
@@ -38,6 +49,10 @@ class PyMySqlBatch(DbApiBatchClient):
 class MysqlclientBatch(DbApiBatchClient):
     paramstyle = "format"
     apis = MYSQL_APIS
+
+    @classmethod
+    def key_predicate_problem(cls, api: str, op: str, predicate: str) -> str | None:
+        return _mysql_key_problem(api, op, predicate)
 
     def _open(self) -> Any:
         return mysqlclient_driver.connect(self.target, autocommit=False)

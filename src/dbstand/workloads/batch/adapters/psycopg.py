@@ -9,11 +9,11 @@ from dbstand.workloads.batch.adapters.dbapi import DbApiBatchClient, values_api
 from dbstand.workloads.batch.api import BatchApi, BatchData
 from dbstand.workloads.batch.sql import (
     PG_COPY_COLUMNS,
-    PG_COPY_JOIN,
     PG_CREATE_TMP,
     PG_TMP_TABLE,
-    PG_UNNEST,
     POSTGRESQL,
+    pg_copy_join,
+    pg_unnest,
 )
 
 ALL = ("insert", "update", "delete")
@@ -66,7 +66,7 @@ class PsycopgBatch(DbApiBatchClient):
             for row in data.row_params:
                 write_row(row)
         if op != "insert":
-            cur.execute(PG_COPY_JOIN[op].format(t=self.table))
+            cur.execute(pg_copy_join(self.sql, op, self.table))
 
     def api_unnest(self, op: str, data: BatchData) -> None:
-        self.cur.execute(self.q(PG_UNNEST[op].format(t=self.table)), unnest_params(data))
+        self.cur.execute(self.q(pg_unnest(self.sql, op, self.table)), unnest_params(data))

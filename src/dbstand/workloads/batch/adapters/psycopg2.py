@@ -9,13 +9,16 @@ from dbstand.sql.paramstyle import to_paramstyle
 from dbstand.workloads.batch.adapters.dbapi import DbApiBatchClient
 from dbstand.workloads.batch.api import BatchApi, BatchData
 
-#: execute_values' templates; rows render as (value, key) for update, (key) for delete
+#: execute_values' templates; rows render as (value, key) for update, (key) for delete;
+#: {match} and {key}: the key predicate (batch/sql.py)
 _VALUES_SQL = {
     "insert": "INSERT INTO {t} (f_key, f_value) VALUES %s",
     "update": "UPDATE {t} AS t SET f_value = d.v FROM (VALUES %s) AS d (v, k) "
-              "WHERE t.f_key = d.k",
-    "delete": "DELETE FROM {t} WHERE f_key IN (%s)",
+              "WHERE {match}",
+    "delete": "DELETE FROM {t} WHERE {key} IN (%s)",
 }
+#: execute_values' row template of a delete under the cast predicate
+_CAST_KEY_TEMPLATE = "({value})"
 _STATEMENT = "dbstand_batch_stmt"
 ALL = ("insert", "update", "delete")
 
@@ -56,5 +59,12 @@ class Psycopg2Batch(DbApiBatchClient):
         self.cur.execute(f"DEALLOCATE {_STATEMENT}")
 
     def api_execute_values(self, op: str, data: BatchData) -> None:
-        self._extras.execute_values(self.cur, _VALUES_SQL[op].format(t=self.table),
-                                    data.row_params, page_size=self.page_size)
+        sql = self.sql
+        statement = _VALUES_SQL[op].format(t=self.table, match=sql.match("t.f_key", "d.k"),
+                                           key=sql.key_column("f_key"))
+        template = None
+        if op == "delete" and sql.key_predicate != "index":
+            # each key of the IN list compared as the predicate says
+            template = _CAST_KEY_TEMPLATE.format(value=sql.key_value("%s"))
+        self._extras.execute_values(self.cur, statement, data.row_params, template=template,
+                                    page_size=self.page_size)

@@ -66,6 +66,12 @@ class _SqlAlchemyBatch(BatchClient):
     def _setup(self) -> None:
         """Statements and mappings, built once."""
 
+    @classmethod
+    def key_predicate_problem(cls, api: str, op: str, predicate: str) -> str | None:
+        if predicate != "index" and op != "insert" and not api.startswith("limit:"):
+            return "SQLAlchemy builds its own statements: only the index key predicate"
+        return None
+
     def close(self) -> None:
         try:
             if self.sa is not None:
