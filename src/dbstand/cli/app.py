@@ -38,6 +38,8 @@ _COMMANDS = {
     "http": LazyCommand("dbstand.cli.http:http", "Load an HTTP URL with the native engine "
                         "(ab/wrk-style)."),
     "stack": LazyCommand("dbstand.cli.stack:app", "Server stacks: build, start, check."),
+    "study": LazyCommand("dbstand.studies.cli:study", "Run a seed's study here: its figures "
+                         "beside the measured ones, each claim checked."),
 }
 
 app = typer.Typer(

@@ -1,0 +1,293 @@
+"""Study batch (seed 002): psycopg2's four batch APIs, insert, update, delete.
+
+PostgreSQL (started for the study) stands in for openGauss; psycopg2 is the seed's
+driver, with its page size of 100. Every API runs with the correct key binding;
+the cells where the seed's script bound integer keys to its text key column run a
+second time with `--key-predicate cast` (the key compared through a cast no index
+serves), which is how the seed's superlinear cells came about. Its three tables are
+printed beside both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dbstand.report.model import Block, Column, Table
+from dbstand.results.store import ResultsFile
+from dbstand.studies.base import (
+    DIFFERS,
+    REPRODUCED,
+    Estimate,
+    Judged,
+    Outcome,
+    Study,
+    StudyOptions,
+    as_list,
+    divide,
+    finite,
+    started,
+)
+
+STACK = "psycopg2"
+OPS = ("insert", "update", "delete")
+#: sizes with the correct binding, and with the cast key per op: a row statement under
+#: the cast scans the table once per row (N^2: small sizes), a page statement once per
+#: page of 100 rows (larger sizes before the scans outweigh the round trips)
+QUICK = {"rows": [2_000, 4_000, 10_000],
+         "cast_rows": {"update": [2_000, 4_000, 10_000, 20_000],
+                       "delete": [1_000, 2_000, 4_000]},
+         "large_rows": 10_000, "max_iterations": 8, "max_time_s": 10.0}
+FULL = {"rows": [10_000, 20_000, 50_000, 100_000],
+        "cast_rows": {"update": [10_000, 20_000, 50_000, 100_000],
+                      "delete": [5_000, 10_000, 20_000]},
+        "large_rows": 50_000, "max_iterations": 30, "max_time_s": 120.0}
+CORRECT, SEED = "correct", "seed"
+
+
+def plan(quick: bool) -> dict[str, Any]:
+    return QUICK if quick else FULL
+
+
+class BatchStudy(Study):
+    name = "batch"
+    workload = "batch"
+
+    @property
+    def apis(self) -> list[str]:
+        return list(self.data["source"]["apis"])
+
+    @property
+    def integer_keys(self) -> dict[str, list[str]]:
+        return dict(self.data["source"]["integer_keys"])
+
+    def describe(self, quick: bool) -> str:
+        p = plan(quick)
+        cells = "; ".join(f"{op}: {', '.join(apis)}" for op, apis in self.integer_keys.items())
+        sizes = "; ".join(f"{op} {', '.join(f'{n:,}' for n in rows)} rows"
+                          for op, rows in p["cast_rows"].items())
+        return (f"a PostgreSQL started for the study; psycopg2's {', '.join(self.apis)} "
+                f"(page size {self.data['source']['page_size']}) for insert, update and delete "
+                f"of {', '.join(f'{n:,}' for n in p['rows'])} rows with the correct key "
+                f"binding, plus the limit rows (one server-side statement; psql \\copy); the "
+                f"cells where the seed bound integer keys ({cells}) again with the key "
+                f"compared through a cast (--key-predicate cast), at {sizes}; from "
+                f"{p['large_rows']:,} rows a cell repeats 3 times, below under the 95% CI "
+                "stop rule.")
+
+    def cases(self, target: Any, quick: bool) -> list[Any]:
+        """The matrix through `run batch`'s own build_cases: all cells bound correctly
+        (with the limit rows), then the seed's integer-key cells with the cast key."""
+        from dbstand.workloads.batch.workload import BatchOptions, build_cases
+
+        p = plan(quick)
+        options = BatchOptions(page_size=int(self.data["source"]["page_size"]),
+                               large_rows=p["large_rows"], large_repeats=3)
+        cases = build_cases([target], [STACK], self.apis, list(OPS), p["rows"], options,
+                            limits=True)
+        for op, apis in self.integer_keys.items():
+            cases += build_cases([target], [STACK], apis, [op], p["cast_rows"][op], options,
+                                 limits=False, key_predicates=["cast"])
+        return cases
+
+    def run(self, options: StudyOptions) -> ResultsFile:
+        from dbstand.cli.common import console, redacted_argv
+        from dbstand.engine.config import EngineConfig
+        from dbstand.execution import RunRequest, default_output, execute
+        from dbstand.targets.postgresql.managed import ManagedPostgres
+        from dbstand.workloads import get_workload
+
+        p = plan(options.quick)
+        config = EngineConfig(revs=1, min_iterations=min(5, p["max_iterations"]),
+                              max_iterations=p["max_iterations"],
+                              max_time_s=p["max_time_s"], latency="off")
+        workload = get_workload("batch")
+        workload.baseline = "executemany"  # type: ignore[attr-defined]
+        with started(ManagedPostgres(), "a PostgreSQL (openGauss's stand-in)") as rec:
+            cases = self.cases(rec.target(), options.quick)
+            return execute(RunRequest(workload, cases, config,
+                                      options.output or default_output("study-batch"),
+                                      redacted_argv()), console)
+
+    # --- lookups ----------------------------------------------------------------------
+    def lines(self, records: list[dict[str, Any]]) -> dict[tuple[str, str, str], Any]:
+        """(op, api, key predicate) -> the batch report's Line (cells, fit)."""
+        from dbstand.workloads.batch.report import sections
+
+        out: dict[tuple[str, str, str], Any] = {}
+        for section in sections(records):
+            for line in section.apis:
+                if line.stack == STACK:
+                    out[(line.op, line.api, line.predicate)] = line
+        return out
+
+    def line(self, lines: dict[tuple[str, str, str], Any], op: str, api: str,
+             binding: str) -> Any:
+        """A line as the binding has it: `seed` takes the cast line where the seed bound
+        integers, the correct one elsewhere."""
+        cast = binding == SEED and api in self.integer_keys.get(op, [])
+        return lines.get((op, api, "cast" if cast else "index"))
+
+    @staticmethod
+    def cell(line: Any, rows: int) -> dict[str, Any] | None:
+        return None if line is None else line.ok(rows)
+
+    def sizes(self, lines: dict[tuple[str, str, str], Any], op: str, binding: str) -> list[int]:
+        """Sizes where every api of the binding was measured."""
+        found: set[int] | None = None
+        for api in self.apis:
+            line = self.line(lines, op, api, binding)
+            have = {n for n in (line.cells if line else {}) if line.ok(n)}
+            found = have if found is None else found & have
+        return sorted(found or set())
+
+    # --- published beside measured ----------------------------------------------------
+    def published(self, records: list[dict[str, Any]]) -> list[Block]:
+        lines = self.lines(records)
+        blocks: list[Block] = [
+            "Seconds per batch, COMMIT included (↓ lower is better). Each cell: the "
+            "seconds, then in brackets the time over executemany's in the same row. The "
+            "seed's rows first, then this run's at the sizes standing for them (the same "
+            "sizes in the full variant; smaller ones, by position, in the quick one), with "
+            "the correct key binding, then with the seed's binding (cast key, marked *, "
+            "where the seed's script bound integers to its text key)."]
+        for op in OPS:
+            blocks.append(self._op_table(op, lines))
+        return blocks
+
+    def _op_table(self, op: str, lines: dict[tuple[str, str, str], Any]) -> Table:
+        seed = self.data["tables"][op]
+        columns = [Column("rows", "rows"), Column("source", "source"),
+                   *(Column(api, api, True) for api in self.apis)]
+        out, styles = [], []
+
+        def row(label: str, n: int, values: dict[str, tuple[float | None, bool]],
+                style: str | None = None) -> None:
+            base = values.get("executemany", (None, False))[0]
+            cells: dict[str, str] = {"rows": f"{n:,}", "source": label}
+            for api in self.apis:
+                value, cast = values.get(api, (None, False))
+                text = "-" if value is None else f"{value:.3g} s"
+                if value is not None and base:
+                    text += f" ({value / base:.2f}x)"
+                cells[api] = text + (" *" if cast and value is not None else "")
+            out.append(cells)
+            styles.append(style)
+
+        here = self.sizes(lines, op, CORRECT)
+        exact = all(n in here for n in seed["rows"])  # the full variant: the seed's sizes
+        for i, n in enumerate(seed["rows"]):
+            row("seed (openGauss)", n, {api: (seed[api][i], False) for api in self.apis},
+                "limit")
+            m = n if exact else (here[i] if i < len(here) else None)
+            if m is not None:
+                row("here, correct binding" + ("" if m == n else " (scaled)"), m,
+                    {api: (self._seconds(lines, op, api, CORRECT, m), False)
+                     for api in self.apis})
+        if op in self.integer_keys:
+            for m in self.sizes(lines, op, SEED):
+                row("here, seed's binding", m,
+                    {api: (self._seconds(lines, op, api, SEED, m),
+                           api in self.integer_keys[op]) for api in self.apis})
+        return Table(f"{op}: seconds per batch, seed beside this run", columns, out, styles,
+                     anchor=f"seed-{op}")
+
+    def _seconds(self, lines: dict[tuple[str, str, str], Any], op: str, api: str,
+                 binding: str, rows: int) -> float | None:
+        cell = self.cell(self.line(lines, op, api, binding), rows)
+        return finite(cell.get("seconds")) if cell else None
+
+    # --- the claims ----------------------------------------------------------------------
+    def check_order(self, records: list[dict[str, Any]], claim: Mapping[str, Any]) -> Outcome:
+        lines = self.lines(records)
+        op, binding = str(claim["op"]), str(claim.get("binding", CORRECT))
+        sizes = self.sizes(lines, op, binding)
+        if not sizes:
+            return f"the {op} cells with the {binding} binding did not all run"
+        expected = list(claim["order"])
+        orders = []
+        for n in sizes:
+            timed = sorted(((self._seconds(lines, op, api, binding, n) or 0, api)
+                            for api in self.apis), reverse=True)
+            orders.append((n, [api for _, api in timed]))
+        n, last = orders[-1]
+        binding_text = "the seed's binding (cast key where it bound integers)" \
+            if binding == SEED else "correct binding"
+        measured = "; ".join(f"{n:,}: {' < '.join(order)}" for n, order in orders)
+        measured += f" ({binding_text})"
+        if last == expected:
+            return Judged(REPRODUCED, measured, f"the same order at {n:,} rows")
+        other = CORRECT if binding == SEED else SEED
+        note = ""
+        if op in self.integer_keys and self.sizes(lines, op, other):
+            m = self.sizes(lines, op, other)[-1]
+            alt = sorted(((self._seconds(lines, op, api, other, m) or 0, api)
+                          for api in self.apis), reverse=True)
+            note = f"; with the {other} binding at {m:,} rows: " + \
+                " < ".join(api for _, api in alt)
+        return Judged(DIFFERS, measured, f"at {n:,} rows the order is "
+                      f"{' < '.join(last)}{note}")
+
+    def check_speedup(self, records: list[dict[str, Any]], claim: Mapping[str, Any]) -> Outcome:
+        lines = self.lines(records)
+        out: list[tuple[str, Estimate]] = []
+        for op in as_list(claim["op"]):
+            sizes = self.sizes(lines, op, CORRECT)
+            if not sizes:
+                continue
+            n = sizes[-1]
+            slow = self.cell(self.line(lines, op, claim["slow"], CORRECT), n)
+            fast = self.cell(self.line(lines, op, claim["fast"], CORRECT), n)
+            if slow and fast:
+                out.append((f"{op} at {n:,} rows", divide(self._estimate(slow),
+                                                          self._estimate(fast))))
+        return out
+
+    @staticmethod
+    def _estimate(cell: dict[str, Any]) -> Estimate:
+        return Estimate(float(cell["seconds"]), finite(cell.get("ci95_pct")),
+                        bool(cell.get("unstable")))
+
+    def check_scaling(self, records: list[dict[str, Any]], claim: Mapping[str, Any]) -> Outcome:
+        lines = self.lines(records)
+        op, binding = str(claim["op"]), str(claim.get("binding", CORRECT))
+        expect = str(claim["expect"])
+        parts, verdicts = [], []
+        for api in as_list(claim["api"]):
+            line = self.line(lines, op, api, binding)
+            if line is None or line.fit is None:
+                return f"{api} {op} ran at fewer than two sizes"
+            fit = line.fit
+            cast = "cast key" if line.predicate != "index" else "correct binding"
+            parts.append(f"{api} ({cast}): exponent {fit.exponent:.2f} over {fit.sizes} "
+                         f"sizes, {fit.label()}")
+            if expect == "superlinear":
+                verdicts.append(fit.flagged)
+            else:
+                verdicts.append(fit.verdict in ("linear", "sublinear"))
+        measured = "; ".join(parts)
+        if all(verdicts):
+            return Judged(REPRODUCED, measured, f"{expect}, as the seed saw")
+        want = "superlinear beyond the runs' spread over 3+ sizes" \
+            if expect == "superlinear" else "linear"
+        return Judged(DIFFERS, measured, f"not {want}")
+
+    def check_all_linear(self, records: list[dict[str, Any]],
+                         claim: Mapping[str, Any]) -> Outcome:
+        lines = self.lines(records)
+        fits = [(key, line.fit) for key, line in lines.items()
+                if key[2] == "index" and line.fit is not None]
+        if not fits:
+            return "no api ran at two sizes or more"
+        flagged = [f"{op} {api} (exponent {fit.exponent:.2f})" for (op, api, _), fit in fits
+                   if fit.flagged]
+        worst = max(fits, key=lambda kv: kv[1].exponent)
+        measured = (f"{len(fits)} lines, largest exponent {worst[1].exponent:.2f} "
+                    f"({worst[0][0]} {worst[0][1]})")
+        if flagged:
+            return Judged(DIFFERS, measured, "superlinear with correct binding: "
+                          + ", ".join(flagged))
+        return Judged(REPRODUCED, measured, "no line grows superlinearly with correct binding")
+
+
+STUDY = BatchStudy

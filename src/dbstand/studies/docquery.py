@@ -1,0 +1,156 @@
+"""Study docquery (seed 003): PyMongo, PyMongo + gevent, Motor and MongoEngine behind
+one single-threaded Tornado endpoint, under ApacheBench's two tests.
+
+FerretDB on its SQLite backend (built and started for the study) stands in for
+MongoDB, which Debian does not ship. The seed's stacks run as dbstand's docquery
+stacks; PyMongo 2.8 has no stand-in. Test 1 is 10,000 requests at concurrency 100,
+test 2 is 100 at 10, each request on a new connection as ab sends them; the quick
+variant scales test 1 down to fewer requests (named so in its label) and the
+collection to fewer documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dbstand.report.model import Block, Column, Table
+from dbstand.results.store import ResultsFile
+from dbstand.studies.base import (
+    Estimate,
+    Outcome,
+    Study,
+    StudyOptions,
+    divide,
+    finite,
+    ok,
+    started,
+)
+
+QUICK = {"size": 10_000, "repeats": 3, "test1_requests": 2_000}
+FULL = {"size": 1_000_000, "repeats": 3, "test1_requests": 10_000}
+
+
+def plan(quick: bool) -> dict[str, Any]:
+    return QUICK if quick else FULL
+
+
+def find(records: list[dict[str, Any]], stack: str, test: str) -> dict[str, Any] | None:
+    for r in ok(records):
+        if r.get("stack") == stack and r.get("op") == test and r.get("mode") == "new":
+            return r
+    return None
+
+
+def estimate(record: dict[str, Any]) -> Estimate:
+    return Estimate(float(record["ops_per_s"]), finite(record.get("ci95_pct")),
+                    bool(record.get("unstable")))
+
+
+class DocqueryStudy(Study):
+    name = "docquery"
+    workload = "docquery"
+
+    def stacks(self) -> list[str]:
+        return [s for s in self.data["stand_ins"].values() if s]
+
+    def describe(self, quick: bool) -> str:
+        p = plan(quick)
+        return (f"FerretDB (SQLite backend) started for the study with {p['size']:,} "
+                f"documents; stacks {', '.join(self.stacks())}; test 1 "
+                f"({p['test1_requests']:,} requests at concurrency 100"
+                + (", scaled down from the seed's 10,000" if p["test1_requests"] != 10_000
+                   else "") + ") and test 2 (100 requests at concurrency 10), a new "
+                f"connection per request as ab sends them; {p['repeats']} runs per case.")
+
+    def run(self, options: StudyOptions) -> ResultsFile:
+        from dbstand.cli.common import console, redacted_argv
+        from dbstand.engine.config import EngineConfig
+        from dbstand.execution import RunRequest, default_output, execute
+        from dbstand.targets.mongodb.managed import ManagedFerretDB
+        from dbstand.workloads.docquery.workload import (
+            DocqueryOptions,
+            DocqueryWorkload,
+            build_cases,
+        )
+
+        p = plan(options.quick)
+        doc = DocqueryOptions(size=p["size"], repeats=p["repeats"])
+        workload = DocqueryWorkload()
+        config = EngineConfig(revs=1, min_iterations=max(2, p["repeats"]),
+                              max_iterations=max(2, p["repeats"]))
+        with started(ManagedFerretDB(), "FerretDB (MongoDB's stand-in)") as rec:
+            url = rec.target()
+            server = str(rec.settings.get("server", "FerretDB"))
+            cases = build_cases([(url, server)], self.stacks(), ["test1", "test2"], ["new"],
+                                False, doc)
+            for case in cases:
+                if case.op == "test1":
+                    case.params["requests"] = p["test1_requests"]
+            workload.use_targets({url.redacted(): [rec.pid]})
+            return execute(RunRequest(workload, cases, config,
+                                      options.output or default_output("study-docquery"),
+                                      redacted_argv()), console)
+
+    # --- published beside measured ---------------------------------------------------
+    def published(self, records: list[dict[str, Any]]) -> list[Block]:
+        t = self.data["tables"]["percentiles"]
+        stack = self.data["stand_ins"][t["stack"]]
+        r = find(records, stack, t["test"])
+        here = ((r or {}).get("ab") or {}).get("percentiles_ms", {}).get("50")
+        requests = (r or {}).get("params", {}).get("requests") if r else None
+        table = Table("The one figure in the seed's text: 50% of requests served within (ms, "
+                      "↓ lower is better)", [Column("stack", "stack"), Column("test", "test"),
+                                              Column("seed", "seed", True),
+                                              Column("here", "here", True)],
+                      [{"stack": f"{t['stack']} | {stack}",
+                        "test": f"{t['test']} (c=100" + (f", {requests:,} requests)"
+                                                         if requests else ")"),
+                        "seed": f"{t['p50_ms']} ms",
+                        "here": "-" if here is None else f"{here:g} ms"}],
+                      caption="Another machine, network and server: for reference only.",
+                      anchor="seed-p50")
+        rows = []
+        ref = self.data["stand_ins"]["PyMongo 3.0"]
+        for name, stack in self.data["stand_ins"].items():
+            cells = {"seed": name, "stack": stack or "(none)"}
+            for test in ("test1", "test2"):
+                rec, base = find(records, stack, test), find(records, ref, test)
+                if rec is None:
+                    cells[test] = "-"
+                    continue
+                text = f"{rec['ops_per_s']:,.0f}"
+                if base and base.get("ops_per_s"):
+                    text += f" ({rec['ops_per_s'] / base['ops_per_s']:.2f}x)"
+                cells[test] = text
+            rows.append(cells)
+        measured = Table("The seed's stacks here: requests/s (↑), in brackets over PyMongo's "
+                         "(the seed charted these, with no figures in its text)",
+                         [Column("seed", "seed's stack"), Column("stack", "stand-in"),
+                          Column("test1", "test 1 req/s", True),
+                          Column("test2", "test 2 req/s", True)], rows, anchor="seed-stacks")
+        return [table, measured]
+
+    # --- the claims ----------------------------------------------------------------------
+    def check_ratio(self, records: list[dict[str, Any]], claim: Mapping[str, Any]) -> Outcome:
+        top = find(records, claim["top"]["stack"], claim["top"]["test"])
+        bottom = find(records, claim["bottom"]["stack"], claim["bottom"]["test"])
+        if not top or not bottom:
+            return []
+        return [(f"{claim['top']['test']} req/s", divide(estimate(top), estimate(bottom)))]
+
+    def check_latency(self, records: list[dict[str, Any]],
+                      claim: Mapping[str, Any]) -> Outcome:
+        key = str(claim.get("percentile", "50"))
+        top = find(records, claim["top"]["stack"], claim["top"]["test"])
+        bottom = find(records, claim["bottom"]["stack"], claim["bottom"]["test"])
+        if not top or not bottom:
+            return []
+        a = ((top.get("ab") or {}).get("percentiles_ms") or {}).get(key)
+        b = ((bottom.get("ab") or {}).get("percentiles_ms") or {}).get(key)
+        if not a or not b:
+            return "no latency percentiles recorded"
+        return [(f"p{key} {a:g} ms vs {b:g} ms", Estimate(float(a) / float(b)))]
+
+
+STUDY = DocqueryStudy

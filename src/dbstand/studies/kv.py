@@ -1,0 +1,249 @@
+"""Study kv (seed 004): Tarantool connectors, sync, coroutines, threads, processes.
+
+The seed's PHP connectors become Python's: tarantool-python (pure Python, sync) and
+asynctnt (Cython, asyncio), each through the binary protocol and SQL, on a managed
+Tarantool with the seed's settings (memtx, WAL off, 1 MiB read-ahead, temporary
+space). Modes as the seed's: sync, coroutines (two event loops standing in for its
+two coroutine runtimes), threads, two processes of coroutines, with the sweeps that
+find the best coroutine and thread counts. The seed published charts only, so the
+comparison is of its claims and its settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dbstand.report.model import Block, Column, Table
+from dbstand.results.store import ResultsFile
+from dbstand.studies.base import (
+    CANNOT,
+    DIFFERS,
+    REPRODUCED,
+    Estimate,
+    Judged,
+    Outcome,
+    Study,
+    StudyOptions,
+    divide,
+    finite,
+    ok,
+    started,
+)
+
+STACKS = ("tarantool", "asynctnt")
+SYNC_MODES = ["sync", "threads:16"]
+ASYNC_MODES = ["asyncio:1", "asyncio:25", "processes:2xasyncio:25"]
+LOOPS = ["asyncio", "uvloop"]
+#: quick: two ops, 2,000 operations an iteration, no pause, a short cap
+QUICK = {"ops": ["select", "update"], "revs": 2_000, "pause_s": 0.0, "max_iterations": 10,
+         "max_time_s": 8.0, "asyncio_sweep": [2, 5, 10, 50, 100], "threads_sweep": [1, 2, 4, 8, 32]}
+#: full: every op, the seed's 10,000 revolutions and 1 s pause, the default sweeps
+FULL = {"ops": ["select", "insert", "update", "upsert", "replace", "delete"], "revs": 10_000,
+        "pause_s": 1.0, "max_iterations": 30, "max_time_s": 120.0,
+        "asyncio_sweep": [2, 5, 10, 50, 100], "threads_sweep": [1, 2, 4, 8, 32]}
+BASELINE = "tarantool[binary]@sync"
+ROWS = 10_000
+
+
+def plan(quick: bool) -> dict[str, Any]:
+    return QUICK if quick else FULL
+
+
+def _label(record: dict[str, Any]) -> str:
+    from dbstand.workloads.kv.table import stack_label
+
+    return stack_label(record)
+
+
+def _loop(record: dict[str, Any]) -> str:
+    from dbstand.workloads.kv.table import loop_of
+
+    return loop_of(record)
+
+
+def find(records: list[dict[str, Any]], selector: Mapping[str, Any],
+         op: str) -> dict[str, Any] | None:
+    """The measured case a claim's side names: stack label, mode, loop (asyncio modes:
+    the default loop unless named), op."""
+    for r in ok(records):
+        if r.get("op") != op or _label(r) != selector["stack"] or \
+                r.get("mode") != selector["mode"]:
+            continue
+        loop = _loop(r)
+        if loop and loop != selector.get("loop", "asyncio"):
+            continue
+        return r
+    return None
+
+
+def pins_of(records: list[dict[str, Any]]) -> str:
+    for r in records:
+        pin = ((r.get("environment") or {}).get("server") or {}).get("cpu_pinning") or {}
+        if pin.get("enabled"):
+            return f"{pin.get('client_cpus')}, server CPU {pin.get('server_cpus')}"
+    return "-"
+
+
+def estimate(record: dict[str, Any]) -> Estimate:
+    from dbstand.workloads.kv.table import bimodal_of
+
+    return Estimate(float(record["ops_per_s"]), finite(record.get("ci95_pct")),
+                    bool(record.get("unstable")) or bimodal_of(record) is not None)
+
+
+class KvStudy(Study):
+    name = "kv"
+    workload = "kv"
+
+    def describe(self, quick: bool) -> str:
+        p = plan(quick)
+        return (f"a Tarantool started for the study (memtx, wal_mode none, readahead 1 MiB, "
+                f"temporary space, {ROWS:,} rows); tarantool-python ({', '.join(SYNC_MODES)}) "
+                f"and asynctnt ({', '.join(ASYNC_MODES)}, on asyncio and uvloop), binary and "
+                f"SQL; sweeps asyncio:{','.join(map(str, p['asyncio_sweep']))} and "
+                f"threads:{','.join(map(str, p['threads_sweep']))} of the binary protocol; "
+                f"ops {', '.join(p['ops'])}; {p['revs']:,} operations an iteration, "
+                f"{p['pause_s']:g} s pause, dbstand's 95% CI stop rule (±3%, at most "
+                f"{p['max_iterations']} iterations); round-trip-bound cases (one operation "
+                "in flight) pinned: the client to one CPU, the Tarantool to another "
+                "(`--pin-cpus same`: both to one; `--no-pin`: neither).")
+
+    def cases(self, target: Any, quick: bool) -> list[Any]:
+        """The matrix through `run kv`'s own functions: the main grid, then the sweeps
+        (binary protocol: the seed swept once per runtime) and the loop comparison."""
+        from dbstand.cli.protocols import expand_protocols, with_probes
+        from dbstand.workloads.kv.cli import kv_cases
+
+        p = plan(quick)
+        prefix, rows, revs = "dbstand_", ROWS, p["revs"]
+
+        def grid(stacks: list[str], modes: list[str], ops: list[str], loops: list[str],
+                 protocols: list[str]) -> list[Any]:
+            cases = kv_cases([target], stacks, ops, modes, rows, revs, "uniform", prefix,
+                             False, False, loops)
+            return with_probes(expand_protocols(cases, protocols), True)
+
+        ops = list(p["ops"])
+        out = grid(["tarantool"], SYNC_MODES, ops, ["asyncio"], [])
+        out += grid(["asynctnt"], ASYNC_MODES, ops, ["asyncio"], [])
+        # the second coroutine runtime: every asyncio mode of the binary protocol
+        out += grid(["asynctnt"], ASYNC_MODES, ops, ["uvloop"], ["binary"])
+        # the sweeps, on select: one CPU's worth of levels beyond the grid's
+        out += grid(["asynctnt"], [f"asyncio:{n}" for n in p["asyncio_sweep"]], ["select"],
+                    ["asyncio"], ["binary"])
+        out += grid(["tarantool"], [f"threads:{n}" for n in p["threads_sweep"]], ["select"],
+                    ["asyncio"], ["binary"])
+        return out
+
+    def run(self, options: StudyOptions) -> ResultsFile:
+        from dbstand.cli.common import console, redacted_argv
+        from dbstand.engine.config import EngineConfig
+        from dbstand.execution import RunRequest, default_output, execute
+        from dbstand.targets.tarantool.managed import ManagedTarantool
+        from dbstand.workloads.kv.cli import kv_workload
+
+        p = plan(options.quick)
+        config = EngineConfig(revs=p["revs"], pause_s=p["pause_s"],
+                              min_iterations=min(5, p["max_iterations"]),
+                              max_iterations=p["max_iterations"], max_time_s=p["max_time_s"])
+        workload = kv_workload(BASELINE, options.pin, options.pin_cpus)
+        with started(ManagedTarantool(), "a Tarantool (the seed's settings)") as rec:
+            cases = self.cases(rec.target(), options.quick)
+            return execute(RunRequest(workload, cases, config,
+                                      options.output or default_output("study-kv"),
+                                      redacted_argv()), console)
+
+    # --- published beside measured ---------------------------------------------------
+    def published(self, records: list[dict[str, Any]]) -> list[Block]:
+        s = self.data["settings"]
+        here = self._settings(records)
+        rows = [
+            ("operations per iteration (revolutions)", f"{s['revolutions']:,}",
+             here.get("revs", "-")),
+            ("stop rule", s["iterations"], here.get("rule", "-")),
+            ("pause between iterations", f"{s['pause_s']:g} s", here.get("pause", "-")),
+            ("write-ahead log", s["wal_mode"], here.get("wal_mode", "-")),
+            ("network read-ahead", f"{s['readahead']:,} B", here.get("readahead", "-")),
+            ("space", s["space"], here.get("space", "-")),
+            ("rows before each op", f"{s['rows']:,}", f"{ROWS:,}"),
+            ("CPU placement", "not stated", here.get("pinning", "-")),
+        ]
+        table = Table("Settings: the seed's and this run's", [
+            Column("what", "setting"), Column("seed", "seed"), Column("here", "this run")],
+            [{"what": a, "seed": b, "here": c} for a, b, c in rows], anchor="settings")
+        stand = self.data["stand_ins"]
+        return [f"The seed published no figures to set beside the measured ones "
+                f"({self.data['source']['published']}), so its claims are checked below as "
+                "ratios within this run.", table,
+                "Stand-ins: " + "; ".join(f"{k.replace('_', ' ')}: {v}"
+                                          for k, v in stand.items()) + "."]
+
+    def _settings(self, records: list[dict[str, Any]]) -> dict[str, str]:
+        done = ok(records)
+        if not done:
+            return {}
+        first = done[0]
+        engine = first.get("engine") or {}
+        server = (first.get("environment") or {}).get("server") or {}
+        pins = [((r.get("environment") or {}).get("server") or {}).get("cpu_pinning") or {}
+                for r in done]
+        pinned = sum(1 for p in pins if p.get("enabled"))
+        placement = next((str(p.get("placement")) for p in pins if p.get("enabled")), "")
+        return {
+            "revs": f"{engine.get('revs', 0):,}",
+            "rule": (f"95% CI within ±{engine.get('target_ci_pct', 3):g}% of the mean, "
+                     f"{engine.get('min_iterations', 5)} to {engine.get('max_iterations')} "
+                     "iterations, all kept" if engine.get("stop_rule") == "ci"
+                     else str(engine.get("stop_rule"))),
+            "pause": f"{engine.get('pause_s', 0):g} s",
+            "wal_mode": str(server.get("wal_mode", "-")),
+            "readahead": f"{server.get('readahead', 0):,} B",
+            "space": f"{server.get('space_engine', '?')}, temporary: "
+                     f"{server.get('space_temporary', '?')}",
+            "pinning": f"{pinned} of {len(done)} cases pinned"
+                       + (f" ({placement}: client CPU {pins_of(done)})" if pinned else "")
+                       + "; the others have several operations in flight or ran --no-pin",
+        }
+
+    # --- the claims ----------------------------------------------------------------------
+    def check_ratio(self, records: list[dict[str, Any]], claim: Mapping[str, Any]) -> Outcome:
+        out: list[tuple[str, Estimate]] = []
+        ops = list(dict.fromkeys(str(r.get("op")) for r in ok(records)))
+        for op in ops:
+            top, bottom = find(records, claim["top"], op), find(records, claim["bottom"], op)
+            if top and bottom:
+                out.append((op, divide(estimate(top), estimate(bottom))))
+        return out
+
+    def check_sweep(self, records: list[dict[str, Any]], claim: Mapping[str, Any]) -> Outcome:
+        from dbstand.workloads.kv.table import sweeps
+
+        want = claim["sweep"]
+        level = int(claim["level"])
+        for sw in sweeps(records):
+            if (sw["stack"], sw["family"], sw["op"]) != (want["stack"], want["family"],
+                                                          want["op"]):
+                continue
+            if sw["loop"] not in ("", want.get("loop", "asyncio")):
+                continue
+            curve = ", ".join(f"{p.level}: {p.ops:,.0f}" + ("?" if p.shaky else "")
+                              for p in sw["points"])
+            measured = f"{sw['verdict']} ({curve} ops/s; ? unstable)"
+            if sw["optimum"] is None and sw["plateau"] is None:
+                return Judged(CANNOT, measured, "every point of the sweep is unstable: no "
+                              "optimum can be named on this machine now")
+            if sw["optimum"] is not None:
+                best = int(sw["optimum"].rsplit(":", 1)[1])
+                verdict = REPRODUCED if best == level else DIFFERS
+                return Judged(verdict, measured, f"the optimum is {best}, beyond its "
+                              f"neighbours' intervals; the seed found {level}")
+            lo, hi = (int(x) for x in sw["plateau"].rsplit(":", 1)[1].split("-"))
+            verdict = REPRODUCED if lo <= level <= hi else DIFFERS
+            return Judged(verdict, measured, f"no single optimum: a plateau from {lo} to "
+                          f"{hi}, which {'holds' if verdict == REPRODUCED else 'misses'} "
+                          f"the seed's {level}")
+        return "the sweep did not run (or every point failed)"
+
+
+STUDY = KvStudy

@@ -1,0 +1,58 @@
+"""A study as a Markdown page (docs/studies/NAME.md): what ran, where, and the report."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dbstand.report.model import Report
+
+if TYPE_CHECKING:
+    from dbstand.results.store import ResultsFile
+    from dbstand.studies.base import Study
+
+
+def _environment_lines(env: dict[str, Any], records: list[dict[str, Any]]) -> list[str]:
+    if not env:
+        return []
+    servers = []
+    for r in records:
+        server = (r.get("environment") or {}).get("server") or {}
+        name = str(server.get("version") or server.get("server") or
+                   server.get("app_server") or "")
+        kind = str(r.get("target_kind") or "")
+        if server.get("version") and kind and not name.lower().startswith(kind[:5]):
+            name = f"{kind} {name}"
+        if name and name not in servers:
+            servers.append(name)
+    lines = [f"- CPU: {env.get('cpu_model', '?')}, {env.get('cpu_logical', '?')} logical "
+             f"CPU(s); memory {env.get('memory_gib', '?')} GiB",
+             f"- OS: {env.get('os', '?')}; {env.get('python', '?')}",
+             f"- load average (1 min) when the first case ended: {env.get('load_avg_1m', '?')}"]
+    if servers:
+        lines.append(f"- servers: {', '.join(servers[:6])}")
+    return lines
+
+
+def markdown_page(study: Study, report: Report, run: ResultsFile, quick: bool, name: str,
+                  elapsed_s: float | None) -> str:
+    """The generated page: a preface (command, date, machine), then the report."""
+    from dbstand.report.renderers import renderer
+
+    header = run.header or {}
+    command = f"dbstand study {name}{' --quick' if quick else ''} --markdown " \
+              f"docs/studies/{name}{'-study' if name == 'parking' else ''}.md"
+    lines = [f"# Study {name}: {study.title} (seed {study.seed})", "",
+             "This page is generated: do not edit it by hand. It was written by", "",
+             f"    {command}", "",
+             f"from the run {header.get('run_id', '?')} started at "
+             f"{header.get('started_at', '?')}"
+             + (f" ({elapsed_s:,.0f} s)." if elapsed_s is not None else "."),
+             "", "## Where it ran", "",
+             *_environment_lines(report.environment, run.cases), ""]
+    if quick:
+        lines += ["The quick variant ran: smaller sizes and fewer cases than the seed, so "
+                  "that it finishes in minutes on a 2-core machine. Its verdicts are about "
+                  "ratios within this run; absolute figures belong to this machine alone.",
+                  ""]
+    body = renderer("markdown")(report)
+    return "\n".join(lines) + "\n" + body

@@ -1,0 +1,221 @@
+"""Study parking (seed 000): one OLTP service in Python + SQLAlchemy and in C++ with an
+ORM over SOCI (native and ODBC backends), one HTTP suite, logging on and off.
+
+MariaDB (started for the study) stands in for the seed's MySQL 5.5 / InnoDB. The
+stacks: python-sqlalchemy (CPython + SQLAlchemy), cpp-parking-soci-orm (C++ ORM on
+SOCI's native MySQL backend) and cpp-parking-soci-orm-odbc (the same over ODBC).
+The seed's PyPy configuration has no stand-in. Passes run one after another, as
+the seed's suite did, in batches of passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dbstand.report.model import Block, Column, Table
+from dbstand.results.store import ResultsFile
+from dbstand.studies.base import (
+    Estimate,
+    Outcome,
+    Study,
+    StudyOptions,
+    divide,
+    finite,
+    ok,
+    started,
+)
+
+STACKS = ("python-sqlalchemy", "cpp-parking-soci-orm", "cpp-parking-soci-orm-odbc")
+QUICK = {"passes": 10, "batches": 4, "warmup": 1}
+FULL = {"passes": 20, "batches": 5, "warmup": 1}       # the seed: 20 passes x 5 batches
+
+
+def plan(quick: bool) -> dict[str, int]:
+    return QUICK if quick else FULL
+
+
+def find(records: list[dict[str, Any]], stack: str, logging: str) -> dict[str, Any] | None:
+    for r in ok(records):
+        if r.get("stack") == stack and str(r.get("logging")) == logging and \
+                int((r.get("params") or {}).get("users", 1)) == 1:
+            return r
+    return None
+
+
+class ParkingStudy(Study):
+    name = "parking"
+    workload = "parking"
+
+    def describe(self, quick: bool) -> str:
+        p = plan(quick)
+        return (f"a MariaDB started for the study; {', '.join(STACKS)}; logging on and off; "
+                f"one user running suite passes one after another, {p['passes']} passes a "
+                f"batch, {p['batches']} counted batches after {p['warmup']} warm-up batch "
+                "(the seed: 20 x 5); the conformance suite passes before a stack is "
+                "measured.")
+
+    def run(self, options: StudyOptions) -> ResultsFile:
+        from dbstand.cli.common import console, redacted_argv
+        from dbstand.engine.config import EngineConfig
+        from dbstand.execution import RunRequest, default_output, execute
+        from dbstand.targets.mysql.managed import ManagedMariaDB
+        from dbstand.workloads import get_workload
+        from dbstand.workloads.parking.workload import ParkingOptions, build_cases
+
+        p = plan(options.quick)
+        parking = ParkingOptions(passes=p["passes"], batches=p["batches"])
+        config = EngineConfig(revs=p["passes"], warmup=p["warmup"],
+                              min_iterations=p["batches"], max_iterations=p["batches"],
+                              max_time_s=1e9, latency="all")
+        with started(ManagedMariaDB(), "a MariaDB (MySQL's stand-in)") as rec:
+            cases = build_cases([rec.target()], list(STACKS), ["on", "off"], [1], parking)
+            return execute(RunRequest(get_workload("parking"), cases, config,
+                                      options.output or default_output("study-parking"),
+                                      redacted_argv()), console)
+
+    # --- published beside measured ---------------------------------------------------
+    def configs(self) -> dict[str, str]:
+        return dict(self.data["configs"])
+
+    def published(self, records: list[dict[str, Any]]) -> list[Block]:
+        return [self._functions(records), self._statements(records), self._logs(records),
+                self._gain(records),
+                "Stand-ins: " + "; ".join(f"{k}: {v or 'none (not measured)'}"
+                                          for k, v in self.configs().items()) + "."]
+
+    def _functions(self, records: list[dict[str, Any]]) -> Table:
+        t = self.data["tables"]["functions"]
+        ref = find(records, "cpp-parking-soci-orm", "on") or \
+            next(iter(ok(records)), None)
+        funcs = (ref or {}).get("functions") or {}
+        passes = (ref or {}).get("iterations", 0) * (ref or {}).get("revs", 0)
+        total = sum(f.get("calls", 0) * f.get("mean_us", 0) for f in funcs.values()) or None
+        rows = []
+        for name, calls, pct in zip(t["names"], t["calls"], t["time_pct"], strict=True):
+            f = funcs.get(name) or {}
+            here_calls = f.get("calls", 0) / passes if passes and f else None
+            share = f.get("calls", 0) * f.get("mean_us", 0) / total * 100 if total and f \
+                else None
+            rows.append({"function": name, "calls": f"{calls} | "
+                         + ("-" if here_calls is None else f"{here_calls:g}"),
+                         "share": f"{pct:.2f} | " + ("-" if share is None else f"{share:.2f}")})
+        who = f"{ref.get('stack')} logging {ref.get('logging')}" if ref else "-"
+        return Table(f"Table 1: calls per suite pass and share of the pass's time, % (seed: "
+                     f"YB.ORM + SOCI | here: {who})",
+                     [Column("function", "function"), Column("calls", "calls/pass", True),
+                      Column("share", "time share %", True)], rows, anchor="seed-table1")
+
+    def _statements(self, records: list[dict[str, Any]]) -> Table:
+        t = self.data["tables"]["statements"]
+        columns = [Column("kind", "statement"), Column("sa", "seed SQLAlchemy", True),
+                   Column("yb", "seed YB.ORM", True)]
+        measured = [(s, find(records, s, "off") or find(records, s, "on")) for s in STACKS]
+        columns += [Column(s, f"here {s}", True) for s, _ in measured]
+        rows = []
+        for i, kind in enumerate(t["kinds"]):
+            row = {"kind": kind.replace("_", " ").upper(), "sa": str(t["sqlalchemy"][i]),
+                   "yb": str(t["yborm"][i])}
+            for stack, r in measured:
+                per = (r or {}).get("statements_per_pass") or {}
+                value = per.get(kind)
+                row[stack] = "-" if value is None else f"{value:g}"
+            rows.append(row)
+        rows.append({"kind": "TOTAL", "sa": str(sum(t["sqlalchemy"])),
+                     "yb": str(sum(t["yborm"])),
+                     **{s: (f"{sum(v for v in per.values() if v):g}"
+                            if (per := (r or {}).get("statements_per_pass")) else "-")
+                        for s, r in measured}})
+        note = next((str(r["statements_note"]) for _, r in measured
+                     if r and r.get("statements_note")), "")
+        return Table("Table 2: SQL statements per suite pass", columns, rows,
+                     caption=note, anchor="seed-table2")
+
+    def _logs(self, records: list[dict[str, Any]]) -> Table:
+        t = self.data["tables"]["logs"]
+        rows = []
+        for config, mb, lines in zip(t["configs"], t["mb"], t["thousand_lines"], strict=True):
+            stack = self.configs().get(config, "")
+            r = find(records, stack, "on") if stack else None
+            here_mb = r["log_bytes_per_pass"] * 100 / 1e6 if r and \
+                r.get("log_bytes_per_pass") is not None else None
+            here_lines = r["log_lines_per_pass"] * 100 / 1e3 if r and \
+                r.get("log_lines_per_pass") is not None else None
+            rows.append({"config": f"{config} | {stack or '-'}",
+                         "mb": f"{mb:.2f} | " + ("-" if here_mb is None else f"{here_mb:.2f}"),
+                         "lines": f"{lines:.1f} | "
+                                  + ("-" if here_lines is None else f"{here_lines:.1f}")})
+        return Table("Table 3: the log after 100 passes, logging on (seed | here)",
+                     [Column("config", "configuration (seed | here)"),
+                      Column("mb", "MB", True), Column("lines", "thousand lines", True)],
+                     rows, anchor="seed-table3")
+
+    def gain(self, records: list[dict[str, Any]], stack: str, metric: str) -> float | None:
+        """% saved by turning logging off: (on - off) / on, as the seed's table 4."""
+        on, off = find(records, stack, "on"), find(records, stack, "off")
+        a = finite((on or {}).get(metric))
+        b = finite((off or {}).get(metric))
+        return (a - b) / a * 100 if a and b is not None else None
+
+    def _gain(self, records: list[dict[str, Any]]) -> Table:
+        t = self.data["tables"]["logging_gain"]
+        rows = []
+        for i, config in enumerate(t["configs"]):
+            stack = self.configs().get(config, "")
+            time = self.gain(records, stack, "ms_per_pass") if stack else None
+            cpu = self.gain(records, stack, "app_cpu_ms_per_pass") if stack else None
+            rows.append({"config": f"{config} | {stack or '-'}",
+                         "client": f"{t['client_time_pct'][i]:.1f} | "
+                                   + ("-" if time is None else f"{time:.1f}"),
+                         "cpu": f"{t['server_cpu_pct'][i]:.1f} | "
+                                + ("-" if cpu is None else f"{cpu:.1f}")})
+        return Table("Table 4: % gained by turning logging off (seed | here; ↑ a bigger "
+                     "share saved)", [Column("config", "configuration (seed | here)"),
+                                      Column("client", "client time %", True),
+                                      Column("cpu", "server CPU %", True)], rows,
+                     anchor="seed-table4")
+
+    # --- the claims ----------------------------------------------------------------------
+    @staticmethod
+    def _estimate(record: dict[str, Any], metric: str) -> Estimate | None:
+        value = finite(record.get(metric))
+        if not value:
+            return None
+        # the pass time's interval is the run's; CPU and log volume have none recorded
+        ci = finite(record.get("ci95_pct")) if metric == "ms_per_pass" else None
+        return Estimate(value, ci, bool(record.get("unstable")))
+
+    def check_ratio(self, records: list[dict[str, Any]], claim: Mapping[str, Any]) -> Outcome:
+        top = find(records, claim["top"]["stack"], claim["top"].get("logging", "on"))
+        bottom = find(records, claim["bottom"]["stack"], claim["bottom"].get("logging", "on"))
+        if not top or not bottom:
+            return []
+        a, b = self._estimate(top, claim["metric"]), self._estimate(bottom, claim["metric"])
+        if a is None or b is None:
+            return f"{claim['metric']} was not measured for both stacks"
+        return [(claim["metric"].replace("_", " "), divide(a, b))]
+
+    def check_logging_gain(self, records: list[dict[str, Any]],
+                           claim: Mapping[str, Any]) -> Outcome:
+        value = self.gain(records, claim["stack"], claim["metric"])
+        if value is None:
+            return [] if not find(records, claim["stack"], "on") else \
+                f"{claim['metric']} missing with logging on or off"
+        return [(f"{claim['stack']} saves %", Estimate(value))]
+
+    def check_statements(self, records: list[dict[str, Any]],
+                         claim: Mapping[str, Any]) -> Outcome:
+        def count(stack: str) -> float | None:
+            r = find(records, stack, "off") or find(records, stack, "on")
+            return finite(((r or {}).get("statements_per_pass") or {}).get(claim["kind"]))
+
+        a, b = count(claim["top"]), count(claim["bottom"])
+        if a is None or b is None:
+            return f"{claim['kind']} statements were not counted for both stacks"
+        return [(f"{claim['kind']} per pass {a:g} vs {b:g}", Estimate(a / b))]
+
+    def claim_unit(self, claim: Mapping[str, Any]) -> str:
+        return "%" if claim.get("check") == "logging_gain" else "x"
+
+
+STUDY = ParkingStudy

@@ -1,0 +1,211 @@
+"""Study webtech (seed 001): the 2002 server technologies on six small pages.
+
+Each of the seed's technologies gets its stand-in of today (specs/webtech.md): Tomcat
+and Jetty for the servlet containers with their own web server (a servlet for the
+seed's Servlet test, a JSP page for its Hello test), Apache in front of Tomcat for
+the containers behind Apache, mod_php, mod_perl, CGI Perl, ASP.NET on Mono for ASP,
+Node.js for Resin's server-side JavaScript, nginx as the static limit. A MariaDB is
+started for the db and cache pages, as the seed used MySQL. One user, and four
+concurrent keep-alive users, as the seed's two parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dbstand.report.model import Block, Column, Table
+from dbstand.results.store import ResultsFile
+from dbstand.studies.base import (
+    Estimate,
+    Outcome,
+    Study,
+    StudyOptions,
+    as_list,
+    divide,
+    finite,
+    ok,
+    started,
+)
+
+LIMIT = "static-nginx"
+#: the quick variant leaves Jetty out (Tomcat stands for the same family) and runs
+#: the four-user level on the tests its claims need
+QUICK = {"duration_s": 0.7, "repeats": 3, "requests": 1_000,
+         "skip_stacks": ("java-jetty-servlet", "java-jetty-jsp"),
+         "four_user_tests": ("file", "hello", "db")}
+FULL = {"duration_s": None, "repeats": 3, "requests": 1_000, "skip_stacks": (),
+        "four_user_tests": ("file", "hello", "loop", "big", "db", "cache")}
+TESTS = ("file", "hello", "loop", "big", "db", "cache")
+
+
+def plan(quick: bool) -> dict[str, Any]:
+    return QUICK if quick else FULL
+
+
+def find(records: list[dict[str, Any]], stack: str, test: str,
+         clients: int) -> dict[str, Any] | None:
+    for r in ok(records):
+        if r.get("stack") == stack and r.get("op") == test and \
+                r.get("mode") == f"clients:{clients}":
+            return r
+    return None
+
+
+def estimate(record: dict[str, Any]) -> Estimate:
+    return Estimate(float(record["ops_per_s"]), finite(record.get("ci95_pct")),
+                    bool(record.get("unstable")))
+
+
+class WebtechStudy(Study):
+    name = "webtech"
+    workload = "webtech"
+
+    def stacks(self, quick: bool) -> list[str]:
+        found: list[str] = [LIMIT]
+        for entry in self.data["stand_ins"].values():
+            for key in ("stack", "hello"):
+                name = entry.get(key) or ""
+                if name and name not in found and name not in plan(quick)["skip_stacks"]:
+                    found.append(name)
+        return found
+
+    def describe(self, quick: bool) -> str:
+        p = plan(quick)
+        load = (f"{p['duration_s']:g} s per run" if p["duration_s"] else
+                f"{p['requests']:,} requests per client per run")
+        return (f"a MariaDB started for the db and cache pages; stacks "
+                f"{', '.join(self.stacks(quick))}; tests {', '.join(TESTS)} with 1 user, "
+                f"and {', '.join(p['four_user_tests'])} with 4 keep-alive users; {load}, "
+                f"{p['repeats']} runs per case (mean and 95% CI); every stack's answers "
+                "verified before it is measured.")
+
+    def run(self, options: StudyOptions) -> ResultsFile:
+        from dbstand.cli.common import console, redacted_argv
+        from dbstand.engine.config import EngineConfig
+        from dbstand.execution import RunRequest, default_output, execute
+        from dbstand.targets.mysql.managed import ManagedMariaDB
+        from dbstand.workloads.webtech.workload import (
+            WebtechOptions,
+            WebtechWorkload,
+            build_cases,
+        )
+
+        p = plan(options.quick)
+        web = WebtechOptions(requests=p["requests"], repeats=p["repeats"],
+                             duration_s=p["duration_s"])
+        cases = [c for c in build_cases(None, self.stacks(options.quick), list(TESTS), [1, 4],
+                                        False, web)
+                 if c.mode == "clients:1" or c.op in p["four_user_tests"]]
+        workload = WebtechWorkload()
+        config = EngineConfig(revs=1, min_iterations=max(2, p["repeats"]),
+                              max_iterations=max(2, p["repeats"]))
+        with started(ManagedMariaDB(), "a MariaDB (the seed's MySQL)") as rec:
+            url = rec.target()
+            cases = [type(c)(c.workload, c.stack, url, c.mode, c.op, c.params) for c in cases]
+            workload.use_target(url, web.prefix)
+            return execute(RunRequest(workload, cases, config,
+                                      options.output or default_output("study-webtech"),
+                                      redacted_argv()), console)
+
+    # --- published beside measured ---------------------------------------------------
+    def stand_in(self, tech: str, test: str) -> str:
+        entry = self.data["stand_ins"].get(tech) or {}
+        if test == "hello" and entry.get("hello"):
+            return str(entry["hello"])
+        return str(entry.get("stack") or "")
+
+    def measured(self, records: list[dict[str, Any]], tech: str, test: str,
+                 clients: int) -> float | None:
+        """The stand-in's figure for the seed's (technology, test): its Servlet test is
+        the servlet stack's hello page."""
+        stack = self.stand_in(tech, test)
+        page = "hello" if test == "servlet" else test
+        r = find(records, stack, page, clients) if stack else None
+        return finite(r.get("ops_per_s")) if r else None
+
+    def published(self, records: list[dict[str, Any]]) -> list[Block]:
+        reference = str(self.data["source"]["reference"])
+        blocks: list[Block] = [
+            f"Requests per second (↑ higher is better). Each cell: the seed's figure | this "
+            f"run's stand-in; in brackets, the figure over {reference}'s in the same column "
+            f"(its Hello for the Servlet column), the only comparison that survives a change "
+            f"of machine."]
+        for table in self.data["tables"]:
+            blocks.append(self._table(records, table, reference))
+        return blocks
+
+    def _table(self, records: list[dict[str, Any]], table: Mapping[str, Any],
+               reference: str) -> Table:
+        tests, clients = list(table["tests"]), int(table["clients"])
+        ref_row = next(r for r in table["rows"] if r["tech"] == reference)
+
+        def ref_test(test: str) -> str:
+            return "hello" if test == "servlet" else test
+
+        columns = [Column("tech", "seed's technology"), Column("stand_in", "stand-in"),
+                   *(Column(t, t, True) for t in tests)]
+        rows, styles = [], []
+        for seed_row in table["rows"]:
+            tech = seed_row["tech"]
+            cells = {"tech": tech, "stand_in": self.stand_in(tech, "file") or "(none)"}
+            for test in tests:
+                seed_value = seed_row.get(test)
+                seed_ref = ref_row.get(ref_test(test))
+                here = self.measured(records, tech, test, clients)
+                here_ref = self.measured(records, reference, ref_test(test), clients)
+                cells[test] = f"{_fmt(seed_value, seed_ref)} | {_fmt(here, here_ref)}"
+            rows.append(cells)
+            styles.append("limit" if tech == reference else None)
+        return Table(f"{table['name']}: requests/s, seed | here",
+                     columns, rows, styles, caption=str(table.get("note", "")),
+                     anchor=f"seed-{table['name'].lower().replace(' ', '-').replace(',', '')}")
+
+    # --- the claims ----------------------------------------------------------------------
+    def _stacks_for(self, records: list[dict[str, Any]], name: str) -> list[str]:
+        if name != "*":
+            return [name]
+        return [s for s in dict.fromkeys(str(r.get("stack")) for r in ok(records))
+                if s != LIMIT and not s.startswith("static-")]
+
+    def check_ratio(self, records: list[dict[str, Any]], claim: Mapping[str, Any]) -> Outcome:
+        top, bottom = claim["top"], claim["bottom"]
+        out: list[tuple[str, Estimate]] = []
+        stacks = self._stacks_for(records, str(top["stack"]))
+        for stack in stacks:
+            other = stack if bottom["stack"] == "*" else str(bottom["stack"])
+            for test_top, test_bottom in zip(as_list(top["test"]), as_list(bottom["test"]),
+                                             strict=True):
+                for n in as_list(top.get("clients", 1)):
+                    a, b = find(records, stack, test_top, n), find(records, other,
+                                                                    test_bottom, n)
+                    if a and b:
+                        who = stack if len(stacks) > 1 else ""
+                        same = test_top == test_bottom
+                        label = " ".join(x for x in (
+                            who, test_top if same else f"{test_top}/{test_bottom}",
+                            f"{n} user{'s' if n > 1 else ''}") if x)
+                        out.append((label, divide(estimate(a), estimate(b))))
+        return out
+
+    def check_clients(self, records: list[dict[str, Any]],
+                      claim: Mapping[str, Any]) -> Outcome:
+        out: list[tuple[str, Estimate]] = []
+        stacks = self._stacks_for(records, str(claim["stack"]))
+        for stack in stacks:
+            for test in as_list(claim["test"]):
+                four, one = find(records, stack, test, 4), find(records, stack, test, 1)
+                if four and one:
+                    label = f"{stack} {test}" if len(stacks) > 1 else test
+                    out.append((label, divide(estimate(four), estimate(one))))
+        return out
+
+
+def _fmt(value: float | None, ref: float | None) -> str:
+    if value is None:
+        return "-"
+    text = f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
+    return text + (f" ({value / ref:.2f}x)" if ref else "")
+
+
+STUDY = WebtechStudy
