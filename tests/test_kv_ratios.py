@@ -99,7 +99,7 @@ def _affinity_of_tree(pid: int) -> set[frozenset[int]]:
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
 def test_pinning_moves_both_trees_and_puts_them_back(tarantool_srv: ServerRecord) -> None:
     mine, server = set(os.sched_getaffinity(0)), _affinity_of_tree(tarantool_srv.pid)
-    with pinned(tarantool_srv.pid, True) as pins:
+    with pinned(tarantool_srv.pid, True, placement="separate") as pins:
         record = pins.record()
         assert record["enabled"] and record["server_threads"] >= 2  # tarantool is threaded
         assert os.sched_getaffinity(0) == set(record["client_cpus"])

@@ -137,7 +137,7 @@ class ProcessExecutor(Executor):
                 i = self.conns.index(conn)
                 try:
                     kind, payload = conn.recv()
-                except EOFError:
+                except (EOFError, OSError):  # closed, or reset by a killed worker
                     raise self._died(i) from None
                 if kind == "error":
                     raise CaseFailed(f"worker process {i + 1} failed: {payload}")
