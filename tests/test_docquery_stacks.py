@@ -24,9 +24,6 @@ from dbstand.targets.url import TargetURL
 from dbstand.workloads.docquery import data
 from dbstand.workloads.docquery.verify import PATH, check_answer, verify_stack
 
-pytest.importorskip("pymongo")
-pytest.importorskip("psycopg")
-
 SIZE, SEED, PREFIX = 200, 11, "dbstand_"
 MONGO_STACKS = ["docquery-tornado-pymongo", "docquery-tornado-pymongo-gevent",
                 "docquery-tornado-motor", "docquery-tornado-pymongo-async",

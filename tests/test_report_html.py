@@ -17,15 +17,11 @@ import struct
 import subprocess
 from pathlib import Path
 
-import pytest
-
 CHROMIUM = shutil.which("chromium")
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 DATA = Path(__file__).resolve().parent / "data"
 WIDTH, HEIGHT = 1280, 1600
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
-                                "(scripts/install-debian-deps.sh installs it)")
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -101,7 +97,6 @@ def test_parking_report(cli, tmp_path: Path) -> None:
                                            "latency per function", "Environment"])
 
 
-@pytest.mark.skipif(shutil.which("nginx") is None, reason="the static-nginx stack needs nginx")
 def test_webtech_report(cli, tmp_path: Path) -> None:
     out, page = tmp_path / "webtech.jsonl", tmp_path / "webtech.html"
     res = cli("run", "webtech", "--stack", "static-nginx", "--test", "file,big", "--clients",

@@ -4,7 +4,6 @@ conformance suite on real PostgreSQL and MariaDB, run through their manifests by
 
 from __future__ import annotations
 
-import shutil
 from contextlib import closing
 
 import pytest
@@ -15,8 +14,6 @@ from dbstand.workloads.parking import db, schema
 GO_STACKS = ("go-parking-sql", "go-parking-gorm")
 PREFIX = "dbs_gopark_"
 
-pytestmark = pytest.mark.skipif(shutil.which("go") is None,
-                                reason="the Go stacks need the go command")
 
 
 @pytest.mark.timeout(900)  # a first build of a Go stack takes minutes

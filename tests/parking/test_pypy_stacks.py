@@ -5,7 +5,6 @@ PostgreSQL and MariaDB through `dbstand stack check` (built once, then cached)."
 
 from __future__ import annotations
 
-import shutil
 from contextlib import closing
 from pathlib import Path
 
@@ -17,8 +16,6 @@ from dbstand.workloads.parking import db, schema
 PYPY_STACKS = ("pypy-sqlalchemy", "pypy-raw")
 PREFIX = "dbs_pypy_"
 
-pytestmark = pytest.mark.skipif(shutil.which("pypy3") is None,
-                                reason="the PyPy stacks need Debian's pypy3")
 
 
 @pytest.mark.timeout(900)  # a first build makes a PyPy venv and installs into it

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pymongo
 import pytest
 
 import managed_server_checks as checks
@@ -19,8 +20,6 @@ from dbstand.targets.managed import ServerRecord, pid_running
 from dbstand.targets.mongodb import managed as target
 from dbstand.targets.mongodb.ownership import MongoOwnership
 from dbstand.workloads.docquery import data
-
-pymongo = pytest.importorskip("pymongo")
 
 
 def leftovers() -> set[str]:
