@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import io
 import os
+import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+import traceback
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import pytest
 
@@ -82,6 +88,107 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 300,
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 
+@contextlib.contextmanager
+def _environ(changes: dict[str, str]) -> Iterator[None]:
+    """Set variables for one call; put back exactly what was there, also what the call
+    itself changed."""
+    saved = dict(os.environ)
+    os.environ.update(changes)
+    try:
+        yield
+    finally:
+        for key in [k for k in os.environ if k not in saved]:
+            del os.environ[key]
+        for key, value in saved.items():
+            if os.environ.get(key) != value:
+                os.environ[key] = value
+
+
+def _exit_status(exc: SystemExit, stderr: TextIO) -> int:
+    """The status the interpreter would exit with for this SystemExit."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    print(exc.code, file=stderr)
+    return 1
+
+
+def run_cli_in_process(*args: str, cwd: Path | None = None,
+                       env: dict[str, str] | None = None) -> CliResult:
+    """Run `dbstand ARGS` through `main()` in this interpreter: what a fresh process
+    would print and return, without paying for one.
+
+    Everything the call can change is put back afterwards: the signal handlers
+    (main() installs one for SIGTERM), the environment, the working directory,
+    sys.argv, the GC switch and the shared consoles. An exception that escapes main()
+    ends up as the interpreter would report it: a traceback on stderr and status 1.
+    Per-call hangs are bounded by pytest-timeout (pyproject.toml), as for any test.
+
+    The objects the session already holds are frozen for the call (gc.freeze): the
+    engine collects garbage before every iteration, and a collection that walks the
+    whole test session's heap (every driver and ORM imported by earlier tests) costs
+    several times what it costs in a fresh `dbstand` process.
+    """
+    from dbstand.cli import common
+    from dbstand.cli.app import main
+
+    out, err = io.StringIO(), io.StringIO()
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    consoles = [dict(c.__dict__) for c in (common.console, common.err_console)]
+    cwd_before, argv_before, gc_before = os.getcwd(), sys.argv, gc.isenabled()
+    freeze = gc.get_freeze_count() == 0  # leave alone whatever someone else froze
+    try:
+        with _environ({"COLUMNS": "200", **(env or {})}), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            if cwd is not None:
+                os.chdir(cwd)
+            sys.argv = ["dbstand", *args]
+            common.reset_consoles()  # they now see the buffers and COLUMNS, not pytest's
+            if freeze:
+                gc.freeze()
+            try:
+                main(list(args))
+                code = 0  # main() always exits; returning is a bug the status shows
+            except SystemExit as exc:
+                code = _exit_status(exc, err)
+            except Exception:
+                traceback.print_exc(file=err)
+                code = 1
+    finally:
+        if freeze:
+            gc.unfreeze()
+        os.chdir(cwd_before)
+        sys.argv = argv_before
+        for console, saved in zip((common.console, common.err_console), consoles,
+                                  strict=True):
+            console.__dict__.clear()
+            console.__dict__.update(saved)
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        if gc_before and not gc.isenabled():
+            gc.enable()
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
 @pytest.fixture
-def cli():
+def cli() -> Callable[..., CliResult]:
+    """`dbstand ARGS` called in-process (see run_cli_in_process); with
+    DBSTAND_TEST_CLI=process, in a fresh interpreter each, to tell a failure of the
+    in-process harness from one of dbstand."""
+    if os.environ.get("DBSTAND_TEST_CLI") == "process":
+        return run_cli
+    return run_cli_in_process
+
+
+@pytest.fixture
+def cli_in_process() -> Callable[..., CliResult]:
+    """Always in-process, whatever DBSTAND_TEST_CLI says: for the harness's own tests."""
+    return run_cli_in_process
+
+
+@pytest.fixture
+def cli_process() -> Callable[..., CliResult]:
+    """`dbstand ARGS` in a fresh interpreter, for what only a real process shows: its
+    import cost, a blocked import, a server that must outlive the command, signals."""
     return run_cli

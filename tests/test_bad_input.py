@@ -83,10 +83,10 @@ def test_missing_database(cli, pg, tmp_path: Path) -> None:
     assert_one_line_error(res, "nosuchdb")
 
 
-def test_driver_not_installed(cli, tmp_path: Path) -> None:
+def test_driver_not_installed(cli_process, tmp_path: Path) -> None:
     """A stack whose driver cannot be imported (import blocked for this process)."""
     out = tmp_path / "r.jsonl"
-    res = cli("run", "kv", "--target", "postgresql://u@127.0.0.1/db", "--stack", "pg8000",
+    res = cli_process("run", "kv", "--target", "postgresql://u@127.0.0.1/db", "--stack", "pg8000",
               "-o", str(out), python_prelude="import sys; sys.modules['pg8000'] = None")
     assert_one_line_error(res, "stack 'pg8000' needs pg8000", "not installed")
     assert not out.exists()

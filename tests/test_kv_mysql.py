@@ -85,9 +85,10 @@ def test_user_table_is_refused_and_survives(cli, mariadb: ServerRecord, mariadb_
         conn.close()
 
 
-def test_passwordless_url_of_a_server_up_mariadb(cli, tmp_path: Path) -> None:
-    """`server up mysql` prints a URL without password; dbstand finds the password."""
-    up = cli("server", "up", "mysql")
+def test_passwordless_url_of_a_server_up_mariadb(cli, cli_process, tmp_path: Path) -> None:
+    """`server up mysql` prints a URL without password; dbstand finds the password.
+    `up` runs as its own process: the server must outlive the command that started it."""
+    up = cli_process("server", "up", "mysql")
     try:
         assert up.code == 0, up.stderr
         url = next(w for w in up.stdout.split() if w.startswith("mysql://"))

@@ -57,9 +57,10 @@ def test_user_table_survives_and_clash_is_refused(cli, pg_url: str, tmp_path: Pa
         conn.execute("DROP TABLE customers")
 
 
-def test_passwordless_url_of_a_server_up_server(cli, tmp_path: Path) -> None:
-    """`server up` prints a URL without password; dbstand finds the password itself."""
-    up = cli("server", "up", "postgresql")
+def test_passwordless_url_of_a_server_up_server(cli, cli_process, tmp_path: Path) -> None:
+    """`server up` prints a URL without password; dbstand finds the password itself.
+    `up` runs as its own process: the server must outlive the command that started it."""
+    up = cli_process("server", "up", "postgresql")
     try:
         assert up.code == 0, up.stderr
         url = next(w for w in up.stdout.split() if w.startswith("postgresql://"))

@@ -86,8 +86,10 @@ def test_someone_elses_space_is_refused_and_survives(cli, tarantool_srv: ServerR
         conn.close()
 
 
-def test_server_up_tarantool_with_the_study_settings(cli, tmp_path: Path) -> None:
-    up = cli("server", "up", "tarantool")
+def test_server_up_tarantool_with_the_study_settings(cli, cli_process, tmp_path: Path
+                                                     ) -> None:
+    """`up` runs as its own process: the server must outlive the command that started it."""
+    up = cli_process("server", "up", "tarantool")
     try:
         assert up.code == 0, up.stderr
         assert "wal_mode=none" in up.stdout and "readahead=1048576" in up.stdout

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from dbstand.errors import UserError
 from dbstand.results.store import ResultsWriter, read_results
 from process_helpers import default_sigint
+from waiting import wait_until
 
 
 def test_torn_last_line_is_reported_not_fatal(tmp_path: Path) -> None:
@@ -45,14 +45,16 @@ def test_interrupted_run_keeps_finished_cases(tmp_path: Path) -> None:
          "--min-iterations", "30", "--max-iterations", "30", "--ci", "0.0001", "--pause", "0.05",
          "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=default_sigint)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if out.exists() and sum(1 for line in out.read_text().splitlines()
-                                if '"type":"case"' in line) >= 1:
-            break
-        time.sleep(0.1)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        wait_until(lambda: out.exists() and any('"type":"case"' in line
+                                                for line in out.read_text().splitlines()),
+                   120, "the first finished case in the results file", interval=0.1)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
     recs = [json.loads(line) for line in out.read_text().splitlines()]

@@ -12,8 +12,8 @@ import pytest
 
 import managed_server_checks as checks
 from dbstand.errors import ServerError
-from dbstand.targets import mysql as target
 from dbstand.targets.managed import ServerRecord, pid_running
+from dbstand.targets.mysql import managed as target
 
 
 def leftovers() -> set[str]:

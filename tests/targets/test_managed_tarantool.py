@@ -12,8 +12,8 @@ import tarantool
 
 import managed_server_checks as checks
 from dbstand.errors import ServerError
-from dbstand.targets import tarantool as target
 from dbstand.targets.managed import ServerRecord, pid_running
+from dbstand.targets.tarantool import managed as target
 
 
 def leftovers() -> set[str]:

@@ -22,6 +22,15 @@ def _width() -> int | None:
 console = Console(width=_width())
 err_console = Console(stderr=True)
 
+
+def reset_consoles() -> None:
+    """Look again at sys.stdout, sys.stderr and the environment (terminal or not, width,
+    colours) for the shared consoles, which are made at import and imported by name
+    everywhere. A program that calls `main()` in-process with its own streams (the
+    test suite does) calls this after swapping them."""
+    console.__init__(width=_width())  # type: ignore[misc]
+    err_console.__init__(stderr=True)  # type: ignore[misc]
+
 _URL_PASSWORD = re.compile(r"(?P<head>[a-z][a-z0-9+.-]*://[^/\s:@]*):(?P<pw>[^@\s/]*)@",
                            re.IGNORECASE)
 
