@@ -59,6 +59,9 @@ def run_parking(
                                            "the mean is flagged unstable")] = 3.0,
     prefix: Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
         = DEFAULT_PREFIX,
+    keep: Annotated[bool, typer.Option(
+        "--keep/--no-keep", help="Keep the service's tables after the run (dropped by "
+                                 "default)")] = False,
     baseline: Annotated[str, typer.Option(
         help="The stack whose server CPU per pass every stack is compared with (the "
              "study's reference: CPython + SQLAlchemy)")] = BASELINE,
@@ -71,7 +74,7 @@ def run_parking(
     DB CPU per pass, each stack's server CPU against the baseline's, statements by
     kind, log volume, the effect of logging (both ways), per-function latency."""
     check_prefix(prefix)
-    options = ParkingOptions(passes=passes, batches=batches, prefix=prefix)
+    options = ParkingOptions(passes=passes, batches=batches, prefix=prefix, keep=keep)
     options.check()
     config = EngineConfig(revs=passes, warmup=warmup, min_iterations=batches,
                           max_iterations=batches, max_time_s=1e9, target_ci_pct=ci,
