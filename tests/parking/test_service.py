@@ -4,7 +4,6 @@ driven over real HTTP (urllib) through `running_service`."""
 from __future__ import annotations
 
 import json
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -21,6 +20,7 @@ import pytest
 from dbstand.targets.url import parse_target_url
 from dbstand.workloads.parking import db, schema
 from dbstand.workloads.parking.app import PARKING_STACKS, ServiceHandle, running_service
+from waiting import wait_until
 
 KINDS = ("sqlite", "postgresql", "mysql")
 CASES = [(stack, kind) for stack in PARKING_STACKS for kind in KINDS]
@@ -293,9 +293,9 @@ def test_stops_every_process_and_reseeds(sqlite_target: str) -> None:
         assert s.totals()["places"]["1333"] == 7999
         s.reseed()
         assert s.totals()["places"]["1333"] == 8000
-    time.sleep(0.1)
-    assert not [pid for pid in tree if psutil.pid_exists(pid)
-                and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+    wait_until(lambda: not [pid for pid in tree if psutil.pid_exists(pid)
+                            and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE],
+               10, "the service's processes to exit")
 
 
 def test_stops_on_error_inside(sqlite_target: str) -> None:
