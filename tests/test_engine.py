@@ -32,7 +32,7 @@ def test_iterations_restore_and_latency_every_op() -> None:
     m = run_benchmark(bench, config(latency="all"))
     assert m.summary.n >= 3
     # warm-up + counted iterations were each restored; -1 is the calibration's args
-    assert restored == list(range(1 + m.summary.n))
+    assert restored == list(range(m.warmup_iterations + m.summary.n))
     assert made[0] == -1
     assert m.latency.count == 2000 * m.summary.n
     assert m.latency_mode == "all"
@@ -100,3 +100,35 @@ def test_failing_operation_fails_the_case() -> None:
 def test_bad_engine_settings_are_user_errors(kw: dict) -> None:
     with pytest.raises(UserError):
         EngineConfig(**kw)
+
+
+def test_warm_up_goes_on_while_iterations_get_faster() -> None:
+    """A stack that needs a few iterations to settle (here: its first three iterations
+    each take half the extra time of the one before) is warmed until two iterations
+    agree, so none of the slow ones is counted; a fixed warm-up (batch, parking: the
+    seeds' repetitions) counts them."""
+    def spin(seconds: float) -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    def settling(iterations: list[int]) -> Benchmark:
+        extra_ms = {0: 40.0, 1: 20.0, 2: 10.0}
+
+        def op(arg: int) -> None:
+            spin((2.0 + extra_ms.get(iterations[0], 0.0)) / 1000 / 20)
+
+        def after(_index: int, _args: object) -> None:
+            iterations[0] += 1
+
+        return Benchmark("settling", op, lambda i: list(range(20)), after)
+
+    config = EngineConfig(revs=20, min_iterations=3, max_iterations=6, latency="off",
+                          steady_warmup=True)
+    steady = run_benchmark(settling([0]), config)
+    assert steady.warmup_iterations >= 4, steady.warmup_iterations
+    assert max(steady.counted_s) < 0.008, steady.counted_s
+    fixed = run_benchmark(settling([0]), EngineConfig(
+        revs=20, min_iterations=3, max_iterations=6, latency="off", steady_warmup=False))
+    assert fixed.warmup_iterations == 1
+    assert max(fixed.iterations_s) > 0.010, fixed.iterations_s

@@ -64,6 +64,19 @@ def read_hdrlog(path: Path) -> list[HdrHistogram]:
     return out
 
 
+def merge_by_tag(histograms: list[HdrHistogram]) -> dict[str, HdrHistogram]:
+    """The log's intervals added up per tag (a case's, or its `.warmup`), in the order
+    the tags first appear; each keeps the start of its first interval."""
+    out: dict[str, HdrHistogram] = {}
+    for h in histograms:
+        tag_ = h.get_tag()
+        if tag_ not in out:
+            out[tag_] = HdrHistogram(1, 3_600_000_000_000, 3)
+            out[tag_].set_start_time_stamp(h.get_start_time_stamp())
+        out[tag_].add(h)
+    return out
+
+
 @pytest.fixture(scope="module")
 def kv_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """Two real kv runs on in-memory SQLite, each with every export."""
@@ -156,15 +169,50 @@ def test_pyperf_sees_a_planted_regression(cli, kv_runs, tmp_path: Path) -> None:
 
 def test_hdrh_log_reader_reads_every_case(kv_runs) -> None:
     results, paths = kv_runs["a"]  # type: ignore[misc]
-    histograms = read_hdrlog(paths["hdrlog"])
+    # one or more intervals per case (its time series); at `--latency auto` the
+    # warm-up is not timed, so no `.warmup` tag
+    merged = merge_by_tag(read_hdrlog(paths["hdrlog"]))
     recs = cases(results)
-    assert [h.get_tag() for h in histograms] == [tag(f"kv sqlite3 {r['op']} [sync]")
-                                                 for r in recs]
-    for h, rec in zip(histograms, recs, strict=True):
+    assert list(merged) == [tag(f"kv sqlite3 {r['op']} [sync]") for r in recs]
+    for h, rec in zip(merged.values(), recs, strict=True):
         assert h.get_total_count() == rec["latency_samples"]
         p99_us = h.get_value_at_percentile(99) / 1000
         assert p99_us == pytest.approx(rec["latency_us"]["p99"], rel=0.01)
         assert h.get_start_time_stamp() > 1.6e12  # absolute ms since the epoch
+
+
+def test_hdrh_log_reader_reads_each_interval(cli, tmp_path: Path) -> None:
+    """A case's time series as the log's intervals: one line per interval holding
+    latencies, at its real start and length, with that interval's counts; measured
+    ones under the case's tag add up to the case's histogram, warm-up under .warmup."""
+    out, log = tmp_path / "r.jsonl", tmp_path / "r.hlog"
+    res = cli("run", "kv", "--op", "select,update", "--revs", "300", "--rows", "500",
+              "--min-iterations", "4", "--max-iterations", "4", "--pause", "0.03",
+              "--interval", "0.02", "--latency", "all", "-o", str(out), "--export",
+              f"hdrlog={log}")
+    assert res.code == 0, res.stderr
+    read = read_hdrlog(log)
+    for rec in cases(out):
+        name = tag(f"kv sqlite3 {rec['op']} [sync]")
+        (run,) = rec["series"]["runs"]
+        (origin,) = rec["series"]["started_at"]
+        for phase, suffix in (("measured", ""), ("warmup", ".warmup")):
+            want = [p for p in run if p["phase"] == phase and p["latency_hdr"]]
+            got = [h for h in read if h.get_tag() == name + suffix]
+            assert len(got) == len(want) >= 2, (phase, len(got), len(want))
+            for h, p in zip(got, want, strict=True):
+                assert h.get_total_count() == HdrHistogram.decode(p["latency_hdr"]) \
+                    .get_total_count() > 0
+                assert h.get_start_time_stamp() == pytest.approx(
+                    (origin + p["t_s"]) * 1000, abs=2)
+                assert h.get_end_time_stamp() - h.get_start_time_stamp() == pytest.approx(
+                    p["dur_s"] * 1000, abs=2)
+            total = sum(h.get_total_count() for h in got)
+            expected = rec["latency_samples"] if phase == "measured" else \
+                rec["warmup_iterations"] * rec["revs"]
+            assert total == expected
+        assert [h.get_start_time_stamp() for h in read if h.get_tag() == name] == sorted(
+            h.get_start_time_stamp() for h in read if h.get_tag() == name)
 
 
 def test_github_action_benchmark_matches_its_schema(kv_runs) -> None:
@@ -246,7 +294,8 @@ def test_http_exports(cli, http_server: str, tmp_path: Path) -> None:
     res = cli("http", http_server, "-n", "300", "-c", "2", "-o", str(out), *args)
     assert res.code == 0, res.stderr
     (rec,) = cases(out)
-    (histogram,) = read_hdrlog(paths["hdrlog"])
+    (histogram,) = [h for name, h in merge_by_tag(read_hdrlog(paths["hdrlog"])).items()
+                    if not name.endswith(".warmup")]
     assert histogram.get_total_count() == rec["latency_samples"] == rec["http"]["successes"]
     entries = json.loads(paths["github-action-benchmark"].read_text())
     jsonschema.validate(entries, GAB_SCHEMA)

@@ -138,14 +138,17 @@ def test_loops_baseline_ratios_and_pinning_in_a_run(cli, tarantool_url: str,
             assert {("asynctnt", mode, protocol, loop) for loop in ("asyncio", "uvloop")} <= loops
     assert sum(1 for r in recs if r["stack"] == "tarantool") == 4
     assert all(r["baseline"] == "tarantool[binary]@sync" for r in recs)
-    # pinned: the one-at-a-time cases, not the ones with several operations in flight
+    # pinned, every one-process client: the one-at-a-time cases as --pin-cpus says
+    # (default: one CPU), the ones with several operations in flight one CPU each
     for r in recs:
         pin = r["environment"]["server"]["cpu_pinning"]
         one_at_a_time = r["mode"] in ("sync", "asyncio:1")
         if len(before) >= 2:
-            assert pin["enabled"] is one_at_a_time, (r["mode"], pin)
-        if not one_at_a_time:
-            assert "in flight" in pin["reason"]
+            assert pin["enabled"], (r["mode"], pin)
+            assert pin["placement"] == ("same" if one_at_a_time else "separate"), pin
+            assert (pin["client_cpus"] == pin["server_cpus"]) is one_at_a_time, pin
+        # a warm-up that went on until two iterations agreed (at least 2)
+        assert r["warmup_iterations"] >= 2, r["warmup_iterations"]
     assert "vs baseline" in res.stdout and "loop" in res.stdout
     assert "vs baseline: ops/s over tarantool[binary] sync" in res.stdout
     payload = json.loads(cli("report", str(out), "-f", "json").stdout)
@@ -211,3 +214,17 @@ def test_a_bimodal_record_shows_both_modes(cli, tarantool_url: str, tmp_path: Pa
     assert row["ops_per_s"].startswith("BIMODAL ") and "(70%)" in row["ops_per_s"]
     assert "(30%)" in row["ops_per_s"] and "BIMODAL" in row["note"]
     assert any(n.startswith("BIMODAL tarantool[binary] sync select") for n in report.notes)
+
+
+def test_where_each_mode_is_pinned() -> None:
+    """One-process clients are pinned (one at a time: as --pin-cpus says; several in
+    flight: one CPU each); a processes mode spreads over CPUs and is not."""
+    from dbstand.modes.spec import parse_mode
+    from dbstand.workloads.kv.workload import placement_for
+
+    assert placement_for(parse_mode("sync"), "same") == ("same", "")
+    assert placement_for(parse_mode("asyncio:1"), "separate") == ("separate", "")
+    assert placement_for(parse_mode("threads:16"), "same") == ("separate", "")
+    assert placement_for(parse_mode("asyncio:25"), "same") == ("separate", "")
+    where, why = placement_for(parse_mode("processes:2xasyncio:25"), "same")
+    assert where is None and "processes" in why

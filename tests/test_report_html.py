@@ -12,6 +12,7 @@ DBSTAND_UPDATE_SCREENSHOTS=1 to copy the PNGs into docs/screenshots/.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -31,29 +32,30 @@ def png_size(path: Path) -> tuple[int, int]:
     return width, height
 
 
-def screenshot(page: Path, png: Path, tmp: Path) -> list[str]:
+def screenshot(page: Path, png: Path, tmp: Path, height: int = HEIGHT) -> list[str]:
     """Render `page` to `png`; return the page's console lines (errors, warnings...)."""
     profile = tmp / f"profile-{png.stem}"
     proc = subprocess.run(
         [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--no-first-run", f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-         f"--screenshot={png}", f"--window-size={WIDTH},{HEIGHT}", page.resolve().as_uri()],
+         f"--screenshot={png}", f"--window-size={WIDTH},{height}", page.resolve().as_uri()],
         capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return [line for line in proc.stderr.splitlines()
             if ":CONSOLE" in line or "Uncaught" in line]
 
 
-def check_page(page: Path, tmp: Path, name: str, words: list[str]) -> None:
+def check_page(page: Path, tmp: Path, name: str, words: list[str],
+               height: int = HEIGHT) -> None:
     text = page.read_text()
     assert "<script" not in text and "https://" not in text and 'src="http' not in text
     for word in words:
         assert word in text, word
     png = tmp / f"{name}.png"
-    console = screenshot(page, png, tmp)
+    console = screenshot(page, png, tmp, height)
     assert console == [], console
-    assert png_size(png) == (WIDTH, HEIGHT)
+    assert png_size(png) == (WIDTH, height)
     # a blank page compresses to a few KB; tables and charts make far more
     assert png.stat().st_size > 40_000, png.stat().st_size
     if os.environ.get("DBSTAND_UPDATE_SCREENSHOTS"):
@@ -77,6 +79,30 @@ def test_kv_report(cli, tmp_path: Path) -> None:
     assert res.code == 0, res.stderr
     check_page(page, tmp_path, "kv", ["Throughput per operation", 'href="#cases"',
                                       'id="cases"', "Environment", "sqlalchemy-core"])
+
+
+def test_kv_time_series_report(cli, tmp_path: Path) -> None:
+    """A kv run with a time series: one chart per case (throughput, then p50/p99 on a
+    log axis, warm-up shaded), axes named with units, each linked to its table row.
+    The page is taller than the others so the charts are in the screenshot."""
+    out, page = tmp_path / "kv.jsonl", tmp_path / "kv-time-series.html"
+    res = cli("run", "kv", "--op", "select,update", "--revs", "2000", "--rows", "2000",
+              "--warmup", "2", "--min-iterations", "8", "--max-iterations", "8",
+              "--pause", "0.04", "--latency", "all", "--interval", "0.05", "-o", str(out),
+              "--export", f"html={page}")
+    assert res.code == 0, res.stderr
+    check_page(page, tmp_path, "kv-time-series",
+               ["Time series", "seconds since the run&#x27;s first operation",
+                "operations/s", "µs (log)", "warm-up", "p50 µs", "p99 µs", "while running",
+                'href="#case-0"', 'id="case-0"', 'href="#case-1"', 'id="case-1"',
+                'id="series-case-1"'], height=2000)
+    text = page.read_text()
+    # one chart per case: its SVG has the two panels' step lines and hover boxes
+    charts = re.findall(r'<figure id="series-case-\d+">(.*?)</figure>', text, re.S)
+    assert len(charts) == 2
+    for chart in charts:
+        assert chart.count("<path ") >= 4 and "<title>" in chart
+    assert "HISTFAAA" not in text  # no per-interval histogram embedded in the page
 
 
 def test_batch_report(cli, tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ pub async fn closed_connection(
             probe.then_some(&mut server),
         )
         .await;
-        sh.record(&result, start.elapsed(), None);
+        sh.record(&result, start, start.elapsed(), None);
         after_answer(&sh, &mut conn, &result, &mut probe, &mut server);
         sh.backoff_after(&result).await;
     }

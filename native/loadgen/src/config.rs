@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::http1::{self, RequestSpec};
 use crate::scenario::{Scenario, ScenarioSpec};
+use crate::series;
 use crate::url::Target;
 
 /// How requests are issued.
@@ -53,6 +54,8 @@ pub struct RunConfig {
     pub timeout: Option<Duration>,
     /// Run the closed loop on io_uring when the kernel allows it (else tokio/epoll).
     pub uring: bool,
+    /// Width of the time series' intervals; None keeps no series.
+    pub interval: Option<Duration>,
 }
 
 /// A refusal before the run: a bad option or an unreachable target.
@@ -195,7 +198,39 @@ impl RunConfig {
             keepalive: o.keepalive,
             timeout,
             uring: crate::uring::wanted(),
+            interval: Some(series::DEFAULT_INTERVAL),
         })
+    }
+
+    /// Set the time series' interval from seconds (0: no series).
+    pub fn with_interval(mut self, seconds: f64) -> Result<RunConfig, ConfigError> {
+        if !(seconds.is_finite() && seconds >= 0.0) {
+            return invalid(format!(
+                "interval must be 0 (no time series) or a number of seconds (got {seconds})"
+            ));
+        }
+        if seconds == 0.0 {
+            self.interval = None;
+            return Ok(self);
+        }
+        let min = series::MIN_INTERVAL.as_secs_f64();
+        if seconds < min || seconds > 7.0 * 86_400.0 {
+            return invalid(format!(
+                "interval must be 0 (no time series) or {min} to 604800 seconds (got {seconds})"
+            ));
+        }
+        let width = Duration::from_secs_f64(seconds);
+        if let Some(d) = self.duration {
+            if d.as_secs_f64() / seconds > series::MAX_INTERVALS as f64 {
+                return invalid(format!(
+                    "an interval of {seconds} s cuts {} s into more than {} intervals",
+                    d.as_secs_f64(),
+                    series::MAX_INTERVALS
+                ));
+            }
+        }
+        self.interval = Some(width);
+        Ok(self)
     }
 
     /// Refuse to start when nothing answers on the target port: one clear
@@ -244,20 +279,7 @@ mod tests {
     use super::*;
 
     fn opts(url: &str) -> Options {
-        Options {
-            url: url.into(),
-            connections: 10,
-            threads: Some(3),
-            requests: Some(1001),
-            duration: None,
-            keepalive: true,
-            timeout: 5.0,
-            method: "GET".into(),
-            headers: vec![],
-            body: vec![],
-            rate: None,
-            scenario_json: None,
-        }
+        crate::testing::options(url)
     }
 
     #[test]
@@ -296,6 +318,26 @@ mod tests {
             "open loop without duration"
         );
         assert!(RunConfig::from_options(&opts("localhost:80")).is_err());
+    }
+
+    #[test]
+    fn interval_defaults_to_a_second_and_zero_turns_it_off() {
+        let c = RunConfig::from_options(&opts("http://127.0.0.1:1/")).unwrap();
+        assert_eq!(c.interval, Some(Duration::from_secs(1)));
+        let c = c.with_interval(0.25).unwrap();
+        assert_eq!(c.interval, Some(Duration::from_millis(250)));
+        assert_eq!(c.clone().with_interval(0.0).unwrap().interval, None);
+        for bad in [-1.0, f64::NAN, 0.0001, 1e9] {
+            assert!(c.clone().with_interval(bad).is_err(), "{bad}");
+        }
+        let mut o = opts("http://127.0.0.1:1/");
+        o.duration = Some(86_400.0);
+        let c = RunConfig::from_options(&o).unwrap();
+        assert!(
+            c.clone().with_interval(0.001).is_err(),
+            "too many intervals"
+        );
+        assert!(c.with_interval(0.01).is_ok());
     }
 
     #[test]

@@ -11,7 +11,10 @@ pub mod http1;
 pub mod open_loop;
 pub mod runner;
 pub mod scenario;
+pub mod series;
 pub mod stats;
+#[cfg(test)]
+mod testing;
 pub mod uring;
 pub mod url;
 pub mod virtual_user;

@@ -83,7 +83,7 @@ pub async fn open_connection(
         )
         .await;
         let done = Instant::now();
-        sh.record(&result, done - start, None);
+        sh.record(&result, start, done - start, None);
         after_answer(&sh, &mut conn, &result, &mut probe, &mut server);
         free_since = done;
         intended += interval;

@@ -45,6 +45,7 @@ fn report_dict<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>>
     d.set_item("first_check_error", r.first_check_error.as_deref())?;
     d.set_item("run_id", &r.run_id)?;
     d.set_item("io", r.io)?;
+    d.set_item("started_at", r.started_unix)?;
     let steps = PyList::empty(py);
     for (name, s) in &r.steps {
         let sd = stats_dict(py, s)?;
@@ -62,10 +63,34 @@ fn report_dict<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>>
         }
         None => d.set_item("iterations", py.None())?,
     }
+    match &r.series {
+        Some(s) => {
+            let sd = PyDict::new(py);
+            sd.set_item("interval_s", s.width.as_secs_f64())?;
+            let intervals = PyList::empty(py);
+            for i in &s.intervals {
+                let id = PyDict::new(py);
+                id.set_item("t_s", i.start.as_secs_f64())?;
+                id.set_item("dur_s", i.duration.as_secs_f64())?;
+                id.set_item("ops", i.ok)?;
+                id.set_item("errors", i.errors)?;
+                id.set_item("samples", i.samples)?;
+                id.set_item("histogram", i.hist.as_deref())?;
+                intervals.append(id)?;
+            }
+            sd.set_item("intervals", intervals)?;
+            d.set_item("series", sd)?;
+        }
+        None => d.set_item("series", py.None())?,
+    }
     Ok(d)
 }
 
 /// Run a load test and return its measurements as a dict.
+///
+/// `interval`: width in seconds of the time series' intervals (`series` in the
+/// dict: per interval its start, width, successes, failures and latency
+/// histogram); 0 keeps no series (`series` is None).
 ///
 /// Raises ValueError for bad options, ConnectionError when nothing answers on
 /// the target port, KeyboardInterrupt when interrupted (the run is stopped).
@@ -73,6 +98,7 @@ fn report_dict<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>>
 #[pyo3(signature = (
     url, *, connections, threads=None, requests=None, duration=None, keepalive=true,
     timeout=10.0, method="GET", headers=Vec::new(), body=Vec::new(), rate=None, scenario=None,
+    interval=1.0,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
@@ -89,6 +115,7 @@ fn run<'py>(
     body: Vec<u8>,
     rate: Option<f64>,
     scenario: Option<String>,
+    interval: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let options = Options {
         url,
@@ -104,7 +131,9 @@ fn run<'py>(
         rate,
         scenario_json: scenario,
     };
-    let cfg = RunConfig::from_options(&options).map_err(config_error)?;
+    let cfg = RunConfig::from_options(&options)
+        .and_then(|c| c.with_interval(interval))
+        .map_err(config_error)?;
     let first = py.detach(|| cfg.preflight()).map_err(config_error)?;
     let (result, signal) = py.detach(move || {
         let mut signal: Option<PyErr> = None;

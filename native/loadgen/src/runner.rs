@@ -12,6 +12,7 @@ use crate::client::closed_connection;
 use crate::config::{Mode, RunConfig};
 use crate::histogram::{self, Hist};
 use crate::open_loop::open_connection;
+use crate::series::{self, EncodedInterval, Recorder, SeriesOf};
 use crate::stats::Stats;
 use crate::uring;
 use crate::virtual_user::virtual_user;
@@ -41,6 +42,10 @@ pub struct Report {
     pub run_id: String,
     /// The I/O loop that ran the connections: "io_uring" or "epoll" (tokio).
     pub io: &'static str,
+    /// Per-interval counts and latencies, merged over threads (None: not asked).
+    pub series: Option<SeriesOf<EncodedInterval>>,
+    /// Wall-clock time (Unix seconds) of the run's start, the series' origin.
+    pub started_unix: f64,
 }
 
 struct WorkerResult {
@@ -57,6 +62,7 @@ struct WorkerResult {
     finished: Instant,
     cpu_s: f64,
     io: &'static str,
+    series: Option<Recorder>,
 }
 
 /// Start line: workers report ready (runtime built), then all start from one
@@ -169,6 +175,7 @@ fn worker(
         finished,
         cpu_s: thread_cpu_seconds(),
         io,
+        series: sh.series.map(|s| s.into_inner()),
     }))
 }
 
@@ -257,6 +264,9 @@ pub fn run(
     }
     drop(tx);
     gate.open_when_ready(threads);
+    let started_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
     let mut results = Vec::with_capacity(threads);
     let mut interrupted = false;
     while results.len() < threads {
@@ -287,10 +297,17 @@ pub fn run(
     if results.len() < threads {
         return Err("internal error: a load worker thread gave up".into());
     }
-    Ok(merge(&cfg, results, interrupted, run_id.to_string()))
+    let mut report = merge(&cfg, results, interrupted, run_id.to_string());
+    report.started_unix = started_unix;
+    Ok(report)
 }
 
-fn merge(cfg: &RunConfig, results: Vec<WorkerResult>, interrupted: bool, run_id: String) -> Report {
+fn merge(
+    cfg: &RunConfig,
+    mut results: Vec<WorkerResult>,
+    interrupted: bool,
+    run_id: String,
+) -> Report {
     let mut stats = Stats::new();
     let (names, n_steps) = match &cfg.mode {
         Mode::Scenario(s) => (
@@ -319,6 +336,12 @@ fn merge(cfg: &RunConfig, results: Vec<WorkerResult>, interrupted: bool, run_id:
         .map(|r| r.finished)
         .max()
         .expect("at least one worker");
+    let elapsed = end - t0;
+    let recorders: Vec<Recorder> = results.iter_mut().filter_map(|r| r.series.take()).collect();
+    let series = cfg
+        .interval
+        .map(|width| series::merge_each(&recorders, width, elapsed, EncodedInterval::from));
+    drop(recorders);
     for r in results {
         stats.merge(&r.stats);
         for (a, b) in steps.iter_mut().zip(r.steps.iter()) {
@@ -344,7 +367,7 @@ fn merge(cfg: &RunConfig, results: Vec<WorkerResult>, interrupted: bool, run_id:
         stats,
         steps: names.into_iter().zip(steps).collect(),
         iterations: is_scenario.then_some((iterations, iterations_failed)),
-        elapsed: end - t0,
+        elapsed,
         cpu_s,
         threads: cfg.threads,
         connections: cfg.connections,
@@ -356,5 +379,157 @@ fn merge(cfg: &RunConfig, results: Vec<WorkerResult>, interrupted: bool, run_id:
         interrupted,
         run_id,
         io,
+        series,
+        started_unix: 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::thread;
+    use std::time::{Duration, Instant};
+
+    use crate::config::{Options, RunConfig};
+    use crate::histogram::{self, Hist};
+
+    /// A real HTTP/1.1 server on 127.0.0.1 that answers every request with 200
+    /// (and every 10th with 404), one at a time, and stops answering for
+    /// `stall` once, `after` the first request: every connection waits.
+    fn stalling_server(after: Duration, stall: Duration) -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let state = Arc::new(Mutex::new((None::<Instant>, false)));
+        let seen = Arc::new(AtomicU64::new(0));
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut s) = stream else { return };
+                let (state, seen) = (state.clone(), seen.clone());
+                thread::spawn(move || {
+                    let mut buf = Vec::new();
+                    loop {
+                        if crate::testing::read_head(&mut s, &mut buf).is_none() {
+                            return;
+                        }
+                        let n = seen.fetch_add(1, Ordering::SeqCst);
+                        {
+                            let mut st = state.lock().unwrap();
+                            let first = *st.0.get_or_insert_with(Instant::now);
+                            if !st.1 && first.elapsed() >= after {
+                                st.1 = true;
+                                thread::sleep(stall);
+                            }
+                        }
+                        let reply: &[u8] = if n % 10 == 9 {
+                            b"HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno"
+                        } else {
+                            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+                        };
+                        if s.write_all(reply).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        port
+    }
+
+    fn pairs(h: &Hist) -> Vec<(u64, u64)> {
+        h.iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect()
+    }
+
+    /// The series of a closed loop (io_uring and epoll) and of an open loop add up
+    /// to the run's totals, its histograms to the main one bucket for bucket, and
+    /// the server's stall shows as intervals without a single answer.
+    #[test]
+    fn series_adds_up_and_shows_a_stall() {
+        for (uring, rate) in [(true, None), (false, None), (false, Some(2_000.0))] {
+            let port = stalling_server(Duration::from_millis(300), Duration::from_millis(700));
+            let o = Options {
+                connections: 4,
+                threads: Some(2),
+                requests: None,
+                duration: Some(1.5),
+                rate,
+                ..crate::testing::options(&format!("http://127.0.0.1:{port}/"))
+            };
+            let mut cfg = RunConfig::from_options(&o)
+                .unwrap()
+                .with_interval(0.2)
+                .unwrap();
+            cfg.uring = uring;
+            let first = cfg.preflight().unwrap();
+            let r = super::run(cfg, Some(first), &mut || false).unwrap();
+            let what = format!("io={} rate={rate:?}", r.io);
+            let s = r.series.as_ref().expect("a series by default");
+            assert_eq!(s.width, Duration::from_millis(200), "{what}");
+            let n = s.intervals.len();
+            assert_eq!(
+                n as u128,
+                r.elapsed.as_nanos().div_ceil(200_000_000),
+                "{what}"
+            );
+            let ok: u64 = s.intervals.iter().map(|i| i.ok).sum();
+            let errors: u64 = s.intervals.iter().map(|i| i.errors).sum();
+            let samples: u64 = s.intervals.iter().map(|i| i.samples).sum();
+            assert!(r.stats.successes() > 100, "{what}");
+            assert_eq!(ok, r.stats.successes(), "{what}");
+            assert_eq!(ok + errors, r.stats.requests(), "{what}");
+            assert!(errors > 0, "{what}: the 404s are failures");
+            assert_eq!(samples, r.stats.hist.len(), "{what}");
+            let mut sum = histogram::new_histogram();
+            for i in &s.intervals {
+                if let Some(text) = &i.hist {
+                    let h = histogram::decode(text).unwrap();
+                    assert_eq!(h.len(), i.samples, "{what}");
+                    sum.add(&h).unwrap();
+                } else {
+                    assert_eq!(i.samples, 0, "{what}");
+                }
+            }
+            assert_eq!(
+                pairs(&sum),
+                pairs(&r.stats.hist),
+                "{what}: bucket for bucket"
+            );
+            for (k, i) in s.intervals.iter().enumerate() {
+                assert_eq!(i.start, Duration::from_millis(200 * k as u64), "{what}");
+            }
+            let last = &s.intervals[n - 1];
+            assert_eq!(last.start + last.duration, r.elapsed, "{what}");
+            let idle = s.intervals[1..n - 1]
+                .iter()
+                .filter(|i| i.ok + i.errors == 0);
+            assert!(
+                idle.count() >= 1,
+                "{what}: the stall shows: {:?}",
+                s.intervals.iter().map(|i| i.ok).collect::<Vec<_>>()
+            );
+            assert!(s.intervals[0].ok > 0, "{what}");
+        }
+    }
+
+    #[test]
+    fn no_series_when_turned_off() {
+        let port = stalling_server(Duration::from_secs(3600), Duration::ZERO);
+        let o = Options {
+            connections: 2,
+            threads: Some(1),
+            requests: Some(50),
+            ..crate::testing::options(&format!("http://127.0.0.1:{port}/"))
+        };
+        let cfg = RunConfig::from_options(&o)
+            .unwrap()
+            .with_interval(0.0)
+            .unwrap();
+        let r = super::run(cfg, None, &mut || false).unwrap();
+        assert_eq!(r.stats.requests(), 50);
+        assert!(r.series.is_none());
     }
 }

@@ -416,7 +416,7 @@ impl<'a> Loop<'a> {
         self.in_flight -= 1;
         if !closed_while_idle {
             let latency = s.start.elapsed();
-            self.sh.record(&Err(kind), latency, None);
+            self.sh.record(&Err(kind), s.start, latency, None);
         }
         if s.pending > 0 && s.fd >= 0 {
             // Make the socket's queued operations complete now (cancelled, or a
@@ -620,7 +620,7 @@ impl<'a> Loop<'a> {
             body_bytes: s.body_bytes,
         };
         let latency = now.saturating_duration_since(s.start);
-        self.sh.record(&Ok(answer), latency, None);
+        self.sh.record(&Ok(answer), s.start, latency, None);
         let ns = latency.as_nanos() as f64;
         self.ewma_ns += (ns - self.ewma_ns) / 64.0;
         if s.probe && (200..300).contains(&head.status) {
@@ -794,7 +794,7 @@ pub fn closed_loop(
 
 #[cfg(test)]
 mod tests {
-    use std::io::{Read, Write};
+    use std::io::Write;
     use std::net::TcpListener;
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Arc;
@@ -818,20 +818,11 @@ mod tests {
                 let seen = seen.clone();
                 thread::spawn(move || {
                     let mut buf = Vec::new();
-                    let mut chunk = [0u8; 4096];
                     let mut answered = 0;
                     loop {
-                        let end = loop {
-                            if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                                break p + 4;
-                            }
-                            match s.read(&mut chunk) {
-                                Ok(0) | Err(_) => return,
-                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                            }
+                        let Some(head) = crate::testing::read_head(&mut s, &mut buf) else {
+                            return;
                         };
-                        let head = String::from_utf8_lossy(&buf[..end]).to_string();
-                        buf.drain(..end);
                         seen.fetch_add(1, Ordering::SeqCst);
                         answered += 1;
                         let path = head.split(' ').nth(1).unwrap_or("/").to_string();
@@ -856,18 +847,11 @@ mod tests {
 
     fn run(port: u16, path: &str, uring: bool, keepalive: bool) -> runner::Report {
         let o = Options {
-            url: format!("http://127.0.0.1:{port}{path}"),
             connections: 4,
             threads: Some(2),
             requests: Some(300),
-            duration: None,
             keepalive,
-            timeout: 5.0,
-            method: "GET".into(),
-            headers: vec![],
-            body: vec![],
-            rate: None,
-            scenario_json: None,
+            ..crate::testing::options(&format!("http://127.0.0.1:{port}{path}"))
         };
         let mut cfg = RunConfig::from_options(&o).unwrap();
         cfg.uring = uring;

@@ -63,7 +63,7 @@ pub async fn virtual_user(
                 want,
             )
             .await;
-            sh.record(&result, start.elapsed(), Some(i));
+            sh.record(&result, start, start.elapsed(), Some(i));
             match &result {
                 Ok(a) if (200..300).contains(&a.status) => {
                     if let Err(why) = scenario.absorb(i, &mut vars, &answer) {

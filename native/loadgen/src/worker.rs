@@ -16,6 +16,7 @@ use tokio::time::Sleep;
 use crate::config::RunConfig;
 use crate::conn::{Answer, Conn, Want};
 use crate::histogram::{self, Hist};
+use crate::series::Recorder;
 use crate::stats::{Failure, Stats};
 
 pub struct Shared {
@@ -34,6 +35,8 @@ pub struct Shared {
     pub server: RefCell<Option<String>>,
     pub doc_len: Cell<Option<u64>>,
     pub first_check_error: RefCell<Option<String>>,
+    /// Per-interval counts and latencies, when the run keeps a time series.
+    pub series: Option<RefCell<Recorder>>,
 }
 
 impl Shared {
@@ -47,6 +50,7 @@ impl Shared {
     ) -> Shared {
         Shared {
             deadline: cfg.duration.map(|d| t0 + d),
+            series: cfg.interval.map(|w| RefCell::new(Recorder::new(t0, w))),
             cfg,
             t0,
             stop,
@@ -91,9 +95,17 @@ impl Shared {
         self.stopped() || self.deadline.is_some_and(|d| now >= d)
     }
 
-    /// Count one exchange into the thread's stats (and step `step`'s, if given).
+    /// Count one exchange into the thread's stats (and step `step`'s, if given)
+    /// and into the interval of the time series in which it completed, which is
+    /// `start + latency` (`start`: where its latency counts from).
     #[inline]
-    pub fn record(&self, result: &Result<Answer, Failure>, latency: Duration, step: Option<usize>) {
+    pub fn record(
+        &self,
+        result: &Result<Answer, Failure>,
+        start: Instant,
+        latency: Duration,
+        step: Option<usize>,
+    ) {
         let ns = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
         let apply = |s: &mut Stats| match result {
             Ok(a) => s.answer(a.status, ns, a.bytes, a.body_bytes),
@@ -103,12 +115,23 @@ impl Shared {
         if let Some(i) = step {
             apply(&mut self.steps.borrow_mut()[i]);
         }
+        if let Some(series) = &self.series {
+            let done = start + latency;
+            let mut series = series.borrow_mut();
+            match result {
+                Ok(a) => series.answer(done, (200..300).contains(&a.status), ns),
+                Err(_) => series.failure(done),
+            }
+        }
     }
 
     /// A 2xx answer that failed a scenario check.
     pub fn check_failed(&self, step: usize, why: String) {
         self.stats.borrow_mut().check_failed += 1;
         self.steps.borrow_mut()[step].check_failed += 1;
+        if let Some(series) = &self.series {
+            series.borrow_mut().check_failed();
+        }
         let mut first = self.first_check_error.borrow_mut();
         if first.is_none() {
             *first = Some(why);

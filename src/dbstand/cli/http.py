@@ -22,6 +22,7 @@ from dbstand.distributed.cli import ClusterOption, http_on_cluster, print_cluste
 from dbstand.errors import UserError
 from dbstand.loadgen import DEFAULT_TIMEOUT_S, LoadResult, run_closed, run_open
 from dbstand.loadgen.record import DEFAULT_MAX_ERROR_RATE
+from dbstand.loadgen.series import DEFAULT_INTERVAL_S
 from dbstand.loadgen.summary import print_summary
 from dbstand.results.store import (
     ResultsWriteError,
@@ -35,6 +36,7 @@ AB_TIMELIMIT_REQUESTS = 50_000  # ab: "-t implies -n 50000"
 MAX_CONNECTIONS = 100_000       # the engine's own bound
 MAX_DURATION_S = 7 * 86_400     # the engine's own bound: a week
 MAX_REQUESTS = 2**63 - 1
+MIN_INTERVAL_S = 0.001          # the engine's narrowest time-series interval
 
 
 class RunFailed(UserError):
@@ -46,7 +48,8 @@ class RunFailed(UserError):
 
 def _check_values(requests: int | None, concurrency: int, timelimit: float | None,
                   duration: float | None, rate: float | None, threads: int | None,
-                  timeout: float, max_error_rate: float) -> None:
+                  timeout: float, max_error_rate: float,
+                  interval: float = DEFAULT_INTERVAL_S) -> None:
     """Every number within what it can mean, named by its option, before the engine
     sees it (whose own messages speak of Rust types, not of options)."""
     def number(value: float | None, option: str, what: str, low: float, high: float,
@@ -71,6 +74,11 @@ def _check_values(requests: int | None, concurrency: int, timelimit: float | Non
     number(rate, "--rate", "the rate in requests/s", 0, 1e9, low_open=True)
     number(timeout, "-s/--timeout", "the timeout in seconds (0: none)", 0, MAX_DURATION_S)
     number(max_error_rate, "--max-error-rate", "the share of failed requests", 0, 1)
+    number(interval, "--interval", "the time series' interval in seconds (0: none)", 0,
+           MAX_DURATION_S)
+    if 0 < interval < MIN_INTERVAL_S:
+        raise UserError(f"--interval: the time series' interval must be 0 (none) or at least "
+                        f"{MIN_INTERVAL_S:g} s (got {interval:g})")
 
 
 def _headers(values: list[str] | None, content_type: str | None) -> list[tuple[str, str]]:
@@ -193,12 +201,16 @@ def http(
                                  "timeouts) for the run to count as ok, 0-1 "
                                  f"(default {DEFAULT_MAX_ERROR_RATE:g} = 1%)")]
         = DEFAULT_MAX_ERROR_RATE,
+    interval: Annotated[float, typer.Option(
+        "--interval", metavar="SECONDS",
+        help="Time series: successes, failures and latency per interval of this many "
+             "seconds, recorded as the case's `series` (0: none)")] = DEFAULT_INTERVAL_S,
     export: Export = None,
     cluster: ClusterOption = None,
 ) -> None:
     """Load-test one URL (ab/wrk style) and print an ab-like summary."""
     _check_values(requests, concurrency, timelimit, duration, rate, threads, timeout,
-                  max_error_rate)
+                  max_error_rate, interval)
     n, d = _plan(requests, timelimit, duration, rate)
     path = _results_path(output)
     check_output_path(path)
@@ -213,7 +225,7 @@ def http(
     verb = (method or ("POST" if post_file else "GET")).upper()
     hdrs = _headers(header, content_type)
     common: dict[str, Any] = dict(keepalive=keepalive, timeout_s=timeout, threads=threads,
-                                  method=verb, headers=hdrs, body=body)
+                                  method=verb, headers=hdrs, body=body, interval_s=interval)
     from dbstand.execution import new_run_id
     from dbstand.loadgen.record import http_case_record, rate_note
     from dbstand.results.schema import run_footer

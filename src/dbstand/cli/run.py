@@ -41,7 +41,7 @@ def default_suite(ctx: typer.Context, output: Output = None, html: Html = None,
     from dbstand.workloads.kv.cli import kv_cases
     from dbstand.workloads.kv.workload import OPS
 
-    config = EngineConfig(revs=DEFAULT_SUITE_REVS)
+    config = EngineConfig(revs=DEFAULT_SUITE_REVS, steady_warmup=True)
     with run_targets(None) as targets:
         cases = kv_cases(targets, ["sqlite3"], list(OPS), ["sync"], DEFAULT_SUITE_REVS,
                           config.revs, "uniform", DEFAULT_PREFIX, False)

@@ -7,7 +7,9 @@ its own coordinated omission). All shares start at one moment broadcast a little
 the future, converted to each worker's clock with the offset the session measured, so
 every worker measures the same window. The workers' HDR histograms are merged by
 adding counts (`LoadResult.merge`), never by averaging percentiles; the merged rate is
-over the common window, from the first start to the last end.
+over the common window, from the first start to the last end. Their time series merge
+by interval index (same start, same interval width): counts added, histograms merged
+exactly, percentiles computed again from the merged histogram.
 
 A worker that dies, leaves, starts late, or cannot reach the URL fails the whole run
 with its name: no figure is made from the workers that remained.
@@ -27,6 +29,7 @@ from dbstand.engine.histogram import LatencyHistogram
 from dbstand.errors import UserError
 from dbstand.loadgen.engine import DEFAULT_TIMEOUT_S, Headers
 from dbstand.loadgen.result import LoadResult
+from dbstand.loadgen.series import DEFAULT_INTERVAL_S
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -105,7 +108,7 @@ def warm_up_share(url: str, requests: int, keepalive: bool) -> dict[str, Any]:
     also proves this worker reaches the URL."""
     from dbstand.loadgen.engine import run_closed
 
-    return run_closed(url, 1, requests=requests, keepalive=keepalive).to_dict()
+    return run_closed(url, 1, requests=requests, keepalive=keepalive, interval_s=0).to_dict()
 
 
 @dataclass(frozen=True)
@@ -190,9 +193,11 @@ def run_http(session: ClusterSession, url: str, *, connections: int,
              rate: float | None = None, keepalive: bool = True,
              timeout_s: float = DEFAULT_TIMEOUT_S, threads: int | None = None,
              method: str = "GET", headers: Headers | None = None,
-             body: bytes | str = b"") -> ClusterLoad:
+             body: bytes | str = b"", interval_s: float = DEFAULT_INTERVAL_S) -> ClusterLoad:
     """Load `url` from every worker of `session` at once (see module doc). `threads`
-    applies per worker; `rate` (open loop) is the total and needs `duration`."""
+    applies per worker; `rate` (open loop) is the total and needs `duration`;
+    `interval_s` is each worker's time-series interval (the merge adds them up by
+    interval index: the workers start together)."""
     if rate is not None and duration is None:
         raise UserError("an open loop (--rate) needs a duration")
     shares = plan_shares(len(session.workers), connections, requests, rate)
@@ -201,7 +206,8 @@ def run_http(session: ClusterSession, url: str, *, connections: int,
                 "method": method,
                 "headers": list(headers.items() if isinstance(headers, Mapping) else
                                 headers or []),
-                "body": body.encode() if isinstance(body, str) else bytes(body)}
+                "body": body.encode() if isinstance(body, str) else bytes(body),
+                "interval_s": interval_s}
     session.check_alive()
     lead = max(START_LEAD_S, 4 * max(w.rtt_s for w in session.workers))
     start = time.time() + lead

@@ -305,7 +305,8 @@ class ClusterKvWorkload(Workload):
         if not built:
             raise CaseFailed("the case ran without its cluster executor: not reported as "
                              "a cluster run")
-        report = built[-1].report(config.warmup)
+        # the warm-up the engine actually ran (a steady warm-up may run more than asked)
+        report = built[-1].report(outcome.metrics["measurement"].warmup_iterations)
         outcome.metrics["cluster"] = report
         from dbstand.cli.common import console
 

@@ -15,7 +15,8 @@ class EngineConfig:
     """How one case is measured (methodology.md, "Timing loop")."""
 
     revs: int = 10_000              # operations per iteration
-    warmup: int = 1                 # uncounted iterations before measuring
+    warmup: int = 1                 # uncounted iterations before measuring (at least)
+    steady_warmup: bool = False     # go on warming while iterations still get faster (kv)
     min_iterations: int = 5
     max_iterations: int = 30
     max_time_s: float = 60.0        # per case, counted iterations only
@@ -26,6 +27,7 @@ class EngineConfig:
     latency: str = "auto"           # auto | all | off | every:K
     latency_budget_pct: float = 1.0  # auto: max share of op time spent timing ops
     seed: int = 42
+    interval_s: float = 1.0         # time-series bucket width (series.py); 0 = off
 
     def __post_init__(self) -> None:
         checks = [
@@ -38,6 +40,7 @@ class EngineConfig:
             (self.max_time_s > 0, "--max-time must be positive"),
             (self.target_ci_pct > 0, "--ci must be positive"),
             (self.pause_s >= 0, "--pause cannot be negative"),
+            (self.interval_s >= 0, "--interval cannot be negative (0 turns the time series off)"),
             (self.stop_rule in ("ci", "study"), "--stop-rule must be 'ci' or 'study'"),
             (self.latency_budget_pct > 0, "latency budget must be positive"),
         ]

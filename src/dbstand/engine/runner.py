@@ -20,7 +20,8 @@ from typing import Any, Protocol
 from dbstand.engine.config import EngineConfig
 from dbstand.engine.executor import Executor, SyncExecutor, gc_paused
 from dbstand.engine.histogram import LatencyHistogram
-from dbstand.engine.loops import execute, make_plan
+from dbstand.engine.loops import clock, execute, make_plan
+from dbstand.engine.series import IntervalSeries
 from dbstand.engine.stats import Bimodal, Summary, find_bimodal, make_stop_rule, summarize
 from dbstand.errors import CaseFailed
 
@@ -63,6 +64,8 @@ class CaseMeasurement:
     extra: dict[str, Any] = field(default_factory=dict)
     #: two clusters of counted iteration times (stats.find_bimodal), else None
     bimodal: Bimodal | None = None
+    #: per-interval throughput and latency (engine/series.py), None when off
+    series: dict[str, Any] | None = None
 
     @property
     def ops_per_s(self) -> float:
@@ -90,6 +93,29 @@ def calibrate(args: Sequence[Any], rounds: int = 3) -> tuple[float, float]:
     return plain, max(timed - plain, 0.0)
 
 
+#: a steady warm-up stops by this many iterations at most (beyond `--warmup`)
+MAX_EXTRA_WARMUP = 8
+
+
+def still_warming(warm_ns: Sequence[int], config: EngineConfig) -> bool:
+    """Whether the warm-up should go on: the last iteration was still faster than the
+    one before it by more than the target interval (caches, connection pools, JITs,
+    the scheduler still settling), and the extra warm-up is within its bounds.
+
+    A first counted iteration slower than the rest widens the interval of every case
+    it starts; warming until two iterations agree keeps that drift out of the figure
+    (the count used is recorded as `warmup_iterations`).
+    """
+    extra = len(warm_ns) - config.warmup
+    if extra >= MAX_EXTRA_WARMUP:
+        return False
+    if len(warm_ns) < 2:
+        return True  # two warm-up iterations to compare
+    if sum(warm_ns) / 1e9 > config.max_time_s / 4:
+        return False
+    return warm_ns[-1] < warm_ns[-2] * (1 - config.target_ci_pct / 100)
+
+
 class Probe(Protocol):
     """Samples resources around the timed part of each counted iteration."""
 
@@ -114,6 +140,7 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
     rng = random.Random(config.seed)
     started = time.perf_counter()
     executor = executor or SyncExecutor(bench.op)
+    series = IntervalSeries(config.interval_s) if config.interval_s > 0 else None
 
     def one_iteration(index: int, every: int, latency: LatencyHistogram | None,
                       measured: bool) -> int:
@@ -126,6 +153,7 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
             with gc_paused(config.gc_off):
                 if around is not None:
                     around.begin()
+                began = clock()
                 result = prepared.execute()
                 if around is not None:
                     around.end()
@@ -136,6 +164,9 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
         if result.ops_done != config.revs:
             raise CaseFailed(f"{bench.name}: {result.ops_done} operations done, "
                              f"expected {config.revs}")
+        if series is not None:
+            series.add(began, result.elapsed_ns, result.ops_done, measured, result.samples,
+                       result.histograms)
         if latency is not None:
             latency.record_many(result.samples)
             for hist in result.histograms:
@@ -150,11 +181,13 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
     harness_ns, timer_ns = calibrate(bench.make_args(-1))
 
     fixed = config.latency_every()
-    warm_ns = 0
+    warm_times: list[int] = []
     index = 0
-    for _ in range(config.warmup):
-        warm_ns = one_iteration(index, 0 if fixed is None else fixed, None, False)
+    while len(warm_times) < config.warmup or (
+            config.steady_warmup and still_warming(warm_times, config)):
+        warm_times.append(one_iteration(index, 0 if fixed is None else fixed, None, False))
         index += 1
+    warm_ns = warm_times[-1]
     if fixed is None:
         # time per operation as one worker sees it (workers run concurrently)
         op_ns = max(warm_ns * executor.workers / config.revs - harness_ns, 1.0)
@@ -187,7 +220,7 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
         unstable=decision.unstable,
         stop_reason=decision.reason,
         stop_rule=rule.name,
-        warmup_iterations=config.warmup,
+        warmup_iterations=len(warm_times),
         latency=latency,
         latency_mode="off" if every == 0 else ("all" if every == 1 else "sampled"),
         latency_every=every,
@@ -196,4 +229,5 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
         elapsed_s=time.perf_counter() - started,
         extra={"workers": executor.workers, "timed": executor.timed},
         bimodal=find_bimodal(counted),
+        series=series.record() if series is not None else None,
     )

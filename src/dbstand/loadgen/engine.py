@@ -19,6 +19,7 @@ from dbstand.loadgen.errors import (
 )
 from dbstand.loadgen.result import LoadResult, Mode
 from dbstand.loadgen.scenario import Scenario
+from dbstand.loadgen.series import DEFAULT_INTERVAL_S
 
 DEFAULT_TIMEOUT_S = 10.0
 
@@ -83,15 +84,17 @@ def run_closed(
     method: str = "GET",
     headers: Headers | None = None,
     body: bytes | str = b"",
+    interval_s: float = DEFAULT_INTERVAL_S,
 ) -> LoadResult:
     """Closed loop (ab/wrk): each connection sends its next request when the
     previous answer is in. Stops after `requests` in total or `duration` seconds,
     whichever comes first; requests in flight at the deadline are completed.
     `timeout_s=0` disables the request timeout; `threads` defaults to half the
-    cores (at least 1, at most the connections), the cheapest per request measured."""
+    cores (at least 1, at most the connections), the cheapest per request measured.
+    `interval_s`: width of the time series' intervals (`result.series`; 0: none)."""
     return _run("closed", url, connections=connections, keepalive=keepalive,
                 timeout_s=timeout_s, requests=requests, duration=duration, threads=threads,
-                **_request(method, headers, body))
+                interval=interval_s, **_request(method, headers, body))
 
 
 def run_open(
@@ -106,6 +109,7 @@ def run_open(
     method: str = "GET",
     headers: Headers | None = None,
     body: bytes | str = b"",
+    interval_s: float = DEFAULT_INTERVAL_S,
 ) -> LoadResult:
     """Open loop (wrk2): `rate` requests/s in total, spread evenly over the
     connections, for `duration` seconds. Latency counts from each request's
@@ -114,7 +118,7 @@ def run_open(
     send is due sends late, and that lateness is part of the latency."""
     return _run("open", url, connections=connections, keepalive=keepalive,
                 timeout_s=timeout_s, rate=rate, duration=duration, threads=threads,
-                **_request(method, headers, body))
+                interval=interval_s, **_request(method, headers, body))
 
 
 def run_scenario(
@@ -127,6 +131,7 @@ def run_scenario(
     keepalive: bool = True,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     threads: int | None = None,
+    interval_s: float = DEFAULT_INTERVAL_S,
 ) -> LoadResult:
     """Scenario (closed loop): `users` virtual users, one connection each, run
     the steps in order, `iterations` times in total or for `duration` seconds.
@@ -134,4 +139,4 @@ def run_scenario(
     own histogram in `result.steps`; whole iterations in `iterations_histogram`."""
     return _run("scenario", url, connections=users, keepalive=keepalive,
                 timeout_s=timeout_s, requests=iterations, duration=duration,
-                threads=threads, scenario=scenario.to_json())
+                threads=threads, scenario=scenario.to_json(), interval=interval_s)

@@ -3,7 +3,7 @@
 Shaped like every other case record (`ops_per_s`, `latency_us`, `latency_hdr`,
 `environment`) so `dbstand report` and `compare` read it as they read the rest;
 the HTTP specifics (status codes, errors by kind, bytes, generator CPU) go
-under `http`.
+under `http`; the run's time series (`--interval`) under `series`.
 
 A case is `ok` only when its failed requests (non-2xx answers, failed checks, socket
 errors and timeouts) are within `max_error_rate` of all requests (default 1%, as the
@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbstand.loadgen.result import LoadResult
+from dbstand.loadgen.series import series_record
 from dbstand.results.environment import environment
 from dbstand.results.schema import SCHEMA, now_iso
 
@@ -68,7 +69,7 @@ def http_case_record(result: LoadResult, run_id: str, index: int, params: dict[s
     """A `case` record for one load run (`failed` when its errors exceed the threshold)."""
     latency = result.latency()
     http = result.to_dict()
-    for key in ("histogram", "url", "mode"):
+    for key in ("histogram", "url", "mode", "series"):
         http.pop(key, None)
     why = failure(result, max_error_rate)
     record: dict[str, Any] = {
@@ -99,6 +100,9 @@ def http_case_record(result: LoadResult, run_id: str, index: int, params: dict[s
         "engine": engine_info(),
         "environment": environment({}, {"software": result.server} if result.server else {}),
     }
+    series = series_record([result.series])
+    if series is not None:
+        record["series"] = series
     if why:
         record["error"] = why
     note = rate_note(result)

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Literal
 
 from dbstand.engine.histogram import LatencyHistogram
+from dbstand.loadgen.series import Series
 
 Mode = Literal["closed", "open", "scenario"]
 
@@ -152,6 +153,8 @@ class LoadResult(Counts):
     io: str = ""
     """The engine's I/O loop: "io_uring" (closed loop where the kernel allows it)
     or "epoll"."""
+    series: Series | None = None
+    """Per-interval successes, failures and latency (None: `interval_s=0`)."""
 
     @property
     def requests_per_s(self) -> float:
@@ -191,6 +194,7 @@ class LoadResult(Counts):
             first_check_error=d.get("first_check_error"),
             run_id=str(d.get("run_id", "")),
             io=str(d.get("io", "")),
+            series=Series.from_native(d.get("series"), d.get("started_at")),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -209,6 +213,7 @@ class LoadResult(Counts):
         data = {f.name: d[f.name] for f in fields(cls) if f.name in d}
         data["status_counts"] = {int(k): v for k, v in d["status_counts"].items()}
         data["errors"] = ErrorCounts(**d["errors"])
+        data["series"] = Series.from_dict(d.get("series"))
         data["steps"] = tuple(
             StepResult(**{**s, "status_counts": {int(k): v for k, v in s["status_counts"].items()},
                           "errors": ErrorCounts(**s["errors"])})
@@ -221,12 +226,17 @@ class LoadResult(Counts):
         """Combine shards of one case run at the same time (e.g. on several nodes).
 
         Counts and histograms add up exactly; elapsed is the longest shard, so
-        rates are those of the combined load over the common window.
+        rates are those of the combined load over the common window. Time series
+        merge by interval index (the shards started together); if any shard kept
+        none, neither does the merge.
         """
         parts = list(results)
         if not parts:
             raise ValueError("nothing to merge")
         first = parts[0]
+        shard_series = [p.series for p in parts]
+        series = (Series.merge(s for s in shard_series if s is not None)
+                  if all(s is not None for s in shard_series) else None)
         status: dict[int, int] = {}
         errors = ErrorCounts()
         for p in parts:
@@ -269,6 +279,7 @@ class LoadResult(Counts):
             iterations_failed=sum(p.iterations_failed for p in parts),
             iterations_histogram=(_merge_hdr(p.iterations_histogram for p in parts)
                                   if first.iterations_histogram else None),
+            series=series,
         )
 
 

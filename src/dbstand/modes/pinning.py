@@ -1,4 +1,5 @@
-"""CPU pinning for round-trip-bound cases (methodology: "Holding still on a small machine").
+"""CPU pinning for cases whose client is one process (methodology: "Holding still on a
+small machine").
 
 A client and a database server on one host trade a message per operation. Where the
 scheduler puts the two processes (the same CPU, or two; moved mid-iteration or not)

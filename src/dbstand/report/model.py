@@ -29,6 +29,8 @@ class Table:
     styles: list[str | None] = field(default_factory=list)   # failed|unstable|limit|None
     caption: str = ""
     anchor: str = ""
+    #: per row, the id a link to that row uses (`case_anchor`), when rows are cases
+    row_anchors: list[str] = field(default_factory=list)
 
     def style(self, index: int) -> str | None:
         return self.styles[index] if index < len(self.styles) else None
@@ -98,6 +100,9 @@ class Measurement:
     error: str = ""
     started_at: float | None = None       # Unix seconds, when the case's timing began
     duration_s: float | None = None
+    #: the record's per-interval `series` (docs/results-schema.md), when recorded
+    series: dict[str, Any] | None = None
+    anchor: str = ""                      # the id of the case's table row (case_anchor)
 
     @property
     def ci95_pct(self) -> float | None:
@@ -145,6 +150,12 @@ def case_key(record: dict[str, Any]) -> str:
                       default=str)
 
 
+def case_anchor(record: dict[str, Any]) -> str:
+    """The id of a case's table row, so charts can link to it: `case-<case_index>`."""
+    index = record.get("case_index")
+    return f"case-{index}" if isinstance(index, int) else ""
+
+
 def _epoch(text: Any) -> float | None:
     from datetime import datetime
 
@@ -184,7 +195,9 @@ def measurement(record: dict[str, Any], name: str, unit: str, value: float | Non
                     if isinstance(v, int | float)},
         failed=not ok, unstable=bool(record.get("unstable")), error=str(record.get("error") or ""),
         started_at=end - float(duration) if end is not None and duration else end,
-        duration_s=float(duration) if duration else None)
+        duration_s=float(duration) if duration else None,
+        series=record["series"] if isinstance(record.get("series"), dict) else None,
+        anchor=case_anchor(record))
 
 
 def unique_names(measurements: list[Measurement]) -> None:
@@ -208,3 +221,52 @@ def fmt(value: Any, digits: int = 1) -> str:
     if isinstance(value, float):
         return f"{value:,.{digits}f}"
     return str(value)
+
+
+@dataclass(frozen=True)
+class SeriesPoint:
+    """One interval of a case's time series, as charts need it (no histogram)."""
+
+    t_s: float
+    dur_s: float
+    warmup: bool
+    ops: float
+    ops_per_s: float
+    errors: int = 0
+    busy_s: float | None = None          # in-process cases: time inside iterations
+    p50_us: float | None = None
+    p99_us: float | None = None
+
+    @property
+    def busy_ops_per_s(self) -> float | None:
+        """The rate while operations ran (pauses between iterations left out)."""
+        return self.ops / self.busy_s if self.busy_s else None
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else None
+
+
+def series_runs(series: dict[str, Any] | None) -> list[list[SeriesPoint]]:
+    """The runs of a `series` field as points; malformed intervals are skipped, so a
+    report of a file from another writer still renders."""
+    runs = (series or {}).get("runs")
+    out: list[list[SeriesPoint]] = []
+    for run in runs if isinstance(runs, list) else []:
+        points = []
+        for p in run if isinstance(run, list) else []:
+            if not isinstance(p, dict):
+                continue
+            t, dur, ops = _number(p.get("t_s")), _number(p.get("dur_s")), _number(p.get("ops"))
+            if t is None or not dur or dur <= 0 or ops is None:
+                continue
+            rate = _number(p.get("ops_per_s"))
+            found = p.get("latency_us")
+            lat: dict[str, Any] = found if isinstance(found, dict) else {}
+            points.append(SeriesPoint(
+                t, dur, p.get("phase") == "warmup", ops, ops / dur if rate is None else rate,
+                int(_number(p.get("errors")) or 0), _number(p.get("busy_s")),
+                _number(lat.get("p50")), _number(lat.get("p99"))))
+        out.append(points)
+    return out

@@ -29,7 +29,7 @@ def study(
         "--results", help="Check the claims on an earlier run of this study instead of "
                           "running it again")] = None,
     pin: Annotated[bool, typer.Option(
-        help="Pin round-trip-bound kv cases: client and server on their own CPUs")] = True,
+        help="Pin kv cases whose client is one process (client and server CPUs)")] = True,
     pin_cpus: Annotated[str, typer.Option(
         help="kv: where --pin puts client and server: separate or same (one CPU)")]
         = DEFAULT_PLACEMENT,

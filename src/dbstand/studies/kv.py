@@ -105,9 +105,11 @@ class KvStudy(Study):
                 f"threads:{','.join(map(str, p['threads_sweep']))} of the binary protocol; "
                 f"ops {', '.join(p['ops'])}; {p['revs']:,} operations an iteration, "
                 f"{p['pause_s']:g} s pause, dbstand's 95% CI stop rule (±3%, at most "
-                f"{p['max_iterations']} iterations); round-trip-bound cases (one operation "
-                "in flight) pinned: the client to one CPU, the Tarantool to another "
-                "(`--pin-cpus same`: both to one; `--no-pin`: neither).")
+                f"{p['max_iterations']} iterations, warm-up until two iterations agree); "
+                "CPU pinning: round-trip-bound cases (one operation in flight) put client "
+                "and Tarantool on one CPU (`--pin-cpus separate`: one each), concurrent "
+                "one-process cases (threads, coroutines) one CPU each, processes modes "
+                "unpinned (`--no-pin`: none pinned).")
 
     def cases(self, target: Any, quick: bool) -> list[Any]:
         """The matrix through `run kv`'s own functions: the main grid, then the sweeps
@@ -144,7 +146,7 @@ class KvStudy(Study):
         from dbstand.workloads.kv.cli import kv_workload
 
         p = plan(options.quick)
-        config = EngineConfig(revs=p["revs"], pause_s=p["pause_s"],
+        config = EngineConfig(revs=p["revs"], pause_s=p["pause_s"], steady_warmup=True,
                               min_iterations=min(5, p["max_iterations"]),
                               max_iterations=p["max_iterations"], max_time_s=p["max_time_s"])
         workload = kv_workload(BASELINE, options.pin, options.pin_cpus)

@@ -8,7 +8,9 @@ whole process tree and of the database server's are read, so cost is per request
 exactly the measured window. The figure is the mean of the runs with its Student-t
 95% interval; latency comes from the runs' HDR histograms merged exactly. Answers
 that are not 2xx and socket errors are counted apart and never as successes; a run
-whose errors exceed `max_error_rate` fails the case.
+whose errors exceed `max_error_rate` fails the case. Each run's time series (counts
+and latency per interval, `plan.interval_s`) goes to the record's `series`, one list
+of intervals per run; the warm-up is a separate run and is not in it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dbstand.engine.stats import summarize
 from dbstand.errors import CaseFailed
 from dbstand.loadgen.engine import run_closed, run_open
 from dbstand.loadgen.result import LoadResult
+from dbstand.loadgen.series import DEFAULT_INTERVAL_S, series_record
 from dbstand.probes.cpu import TreeCpu
 
 if TYPE_CHECKING:
@@ -42,6 +45,7 @@ class LoadPlan:
     warmup_requests: int = 1
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE
     target_ci_pct: float = 5.0         # wider than this: flagged unstable
+    interval_s: float = DEFAULT_INTERVAL_S  # time series' interval; 0: none
 
     @property
     def mode(self) -> str:
@@ -55,15 +59,15 @@ def _one_run(url: str, plan: LoadPlan, cluster: ClusterSession | None = None,
 
         load = run_http(cluster, url, connections=plan.connections, requests=plan.requests,
                         duration=plan.duration_s or (5.0 if plan.rate else None),
-                        rate=plan.rate, keepalive=plan.keepalive)
+                        rate=plan.rate, keepalive=plan.keepalive, interval_s=plan.interval_s)
         if shards is not None:
             shards.append(load)
         return load.result
     if plan.rate:
         return run_open(url, plan.rate, plan.duration_s or 5.0, plan.connections,
-                        keepalive=plan.keepalive)
+                        keepalive=plan.keepalive, interval_s=plan.interval_s)
     return run_closed(url, plan.connections, requests=plan.requests, duration=plan.duration_s,
-                      keepalive=plan.keepalive)
+                      keepalive=plan.keepalive, interval_s=plan.interval_s)
 
 
 def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | None = None,
@@ -80,7 +84,8 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
 
         warm_up(cluster, url, plan.warmup_requests, plan.keepalive)
     elif plan.warmup_requests:
-        run_closed(url, 1, requests=plan.warmup_requests, keepalive=plan.keepalive)
+        run_closed(url, 1, requests=plan.warmup_requests, keepalive=plan.keepalive,
+                   interval_s=0)
     pids = [db_pids] if isinstance(db_pids, int) else list(db_pids or [])
     app, dbs = TreeCpu(app_pid), [TreeCpu(pid) for pid in pids]
     runs: list[LoadResult] = []
@@ -152,6 +157,9 @@ def metrics_of(runs: list[LoadResult], plan: LoadPlan, app: TreeCpu,
                  "duration_s": plan.duration_s, "rate": plan.rate, "keepalive": plan.keepalive,
                  "repeats": plan.repeats, "warmup_requests": plan.warmup_requests},
     }
+    series = series_record([r.series for r in runs])
+    if series is not None:
+        out["series"] = series
     if plan.rate:
         reached = mean_rate / plan.rate
         out["rate_reached"] = round(reached, 3)

@@ -53,6 +53,7 @@ def measurement_fields(m: CaseMeasurement) -> dict[str, Any]:
         "harness_overhead_ns": m.harness_overhead_ns,
         "timer_overhead_ns": m.timer_overhead_ns,
         "duration_s": round(m.elapsed_s, 3),
+        **({"series": m.series} if m.series is not None else {}),
     }
 
 

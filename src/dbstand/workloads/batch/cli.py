@@ -84,6 +84,9 @@ def run_batch(
                                            "mean")] = 3.0,
     stop_rule: Annotated[str, typer.Option(help="ci (default) or study")] = "ci",
     pause: Annotated[float, typer.Option(help="Seconds of pause between runs")] = 0.0,
+    interval: Annotated[float, typer.Option(
+        help="Seconds per interval of a time series of batches over time (a batch is "
+             "one operation: coarse); 0 (default): none")] = 0.0,
     prefix: Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
         = DEFAULT_PREFIX,
     keep: Annotated[bool, typer.Option(help="Keep the table after each case")] = False,
@@ -96,7 +99,7 @@ def run_batch(
     config = EngineConfig(revs=1, warmup=warmup, min_iterations=min_iterations,
                           max_iterations=max_iterations, max_time_s=max_time,
                           target_ci_pct=ci, stop_rule=stop_rule, pause_s=pause,
-                          latency="off")
+                          latency="off", interval_s=interval)
     check_prefix(prefix)
     options = BatchOptions(page_size=page_size, large_rows=large_rows,
                            large_repeats=large_repeats, analyze=analyze, prefix=prefix,

@@ -99,11 +99,14 @@ def run_kv(
              "e.g. 'tarantool[binary]@sync' (default: the first case of each operation)")]
         = None,
     pin: Annotated[bool, typer.Option(
-        help="Pin round-trip-bound cases (one operation in flight): this process to one "
-             "CPU, the database server's processes to another (needs 2+ CPUs)")] = True,
+        help="Pin cases whose client is one process: round-trip-bound ones (one "
+             "operation in flight) as --pin-cpus says, concurrent ones (threads, "
+             "coroutines) with client and server on separate CPUs (needs 2+ CPUs)")]
+        = True,
     pin_cpus: Annotated[str, typer.Option(
-        help="Where --pin puts them: separate (client and server each on its own CPU) or "
-             "same (both on one CPU: faster round trips, no cross-CPU wake-up)")]
+        help="Where --pin puts round-trip-bound cases: separate (client and server each "
+             "on its own CPU) or same (both on one CPU: faster round trips, no cross-CPU "
+             "wake-up)")]
         = DEFAULT_PLACEMENT,
     protocol: Annotated[str | None, typer.Option(
         help="Protocols of stacks that offer several, e.g. binary,sql (tarantool), "
@@ -114,7 +117,10 @@ def run_kv(
              "windows")] = True,
     revs: Annotated[int, typer.Option(help="Operations per iteration")] = 10_000,
     rows: Annotated[int, typer.Option(help="Rows in the table")] = DEFAULT_ROWS,
-    warmup: Annotated[int, typer.Option(help="Uncounted warm-up iterations")] = 1,
+    warmup: Annotated[int, typer.Option(help="Uncounted warm-up iterations (at least)")] = 1,
+    steady_warmup: Annotated[bool, typer.Option(
+        help="Go on warming up (up to 8 more) while iterations still get faster by more "
+             "than --ci")] = True,
     min_iterations: Annotated[int, typer.Option(help="Iterations before stopping")] = 5,
     max_iterations: Annotated[int, typer.Option(help="Cap; a case reaching it unstable "
                                                      "is flagged")] = 30,
@@ -124,6 +130,9 @@ def run_kv(
     stop_rule: Annotated[str, typer.Option(help="ci (default) or study (the kv study's "
                                                 "last-5-within-3% rule)")] = "ci",
     pause: Annotated[float, typer.Option(help="Seconds of pause between iterations")] = 0.0,
+    interval: Annotated[float, typer.Option(
+        help="Seconds per interval of the recorded time series (throughput and latency "
+             "over time, warm-up included); 0: none")] = 1.0,
     latency: Annotated[str, typer.Option(help="Per-op latency: auto, all, off or every:K")]
         = "auto",
     distribution: Annotated[str, typer.Option(help="Keys: " + ", ".join(DISTRIBUTIONS))]
@@ -138,10 +147,11 @@ def run_kv(
     cluster: ClusterOption = None,
 ) -> None:
     """kv: single-key CRUD by random key, each operation its own benchmark."""
-    config = EngineConfig(revs=revs, warmup=warmup, min_iterations=min_iterations,
+    config = EngineConfig(revs=revs, warmup=warmup, steady_warmup=steady_warmup,
+                          min_iterations=min_iterations,
                           max_iterations=max_iterations, max_time_s=max_time,
                           target_ci_pct=ci, stop_rule=stop_rule, pause_s=pause,
-                          latency=latency, seed=seed)
+                          latency=latency, seed=seed, interval_s=interval)
     check_prefix(prefix)
     ops = split_list(op, "--op")
     modes = split_list(mode, "--mode")

@@ -16,6 +16,7 @@ from dbstand.report.model import (
     Report,
     Section,
     Table,
+    case_anchor,
     measurement,
 )
 from dbstand.workloads.kv.ratios import kv_ratios
@@ -130,11 +131,13 @@ def pinning_line(records: list[dict[str, Any]]) -> str:
     on = [p for p in pins if p.get("enabled")]
     if not on:
         return f"CPU pinning: none ({pins[0].get('reason')})"
-    where = on[0]
-    return (f"CPU pinning: {len(on)} of {len(pins)} case(s) pinned "
-            f"({where.get('placement') or 'separate'}), client on CPU "
-            f"{where.get('client_cpus')}, server on CPU {where.get('server_cpus') or '-'} "
-            "(the others: not round-trip-bound or --no-pin)")
+    placements: dict[str, list[dict[str, Any]]] = {}
+    for pin in on:
+        placements.setdefault(str(pin.get("placement") or "separate"), []).append(pin)
+    parts = [f"{len(group)} {name} (client CPU {group[0].get('client_cpus')}, server CPU "
+             f"{group[0].get('server_cpus') or '-'})" for name, group in placements.items()]
+    return (f"CPU pinning: {len(on)} of {len(pins)} case(s) pinned: " + ", ".join(parts)
+            + " (the others: a processes mode, or --no-pin)")
 
 
 def ratio_table(records: list[dict[str, Any]]) -> Table | None:
@@ -213,7 +216,8 @@ def build(records: list[dict[str, Any]], title: str) -> Report:
     table = Table("", columns, [{c.key: formatted(row, c.key) for c in COLUMNS}
                                 for row in rows],
                   ["failed" if r["failed"] else "unstable" if r["unstable"] else
-                   "limit" if r.get("limit") else None for r in rows], anchor="cases")
+                   "limit" if r.get("limit") else None for r in rows], anchor="cases",
+                  row_anchors=[case_anchor(r) for r in records])
     sections = [Section("Charts", [*charts(records)]), Section("Cases", [table])]
     ratios = ratio_table(records)
     if ratios is not None:

@@ -176,15 +176,21 @@ def check_sizes(rows: int, revs: int) -> None:
                         "use fewer revs")
 
 
-def round_trip_bound(mode: ModeSpec) -> tuple[bool, str]:
-    """Whether a case's figure is set by one round trip at a time from one client
-    process (what CPU placement swings most), and if not, why not."""
+def placement_for(mode: ModeSpec, round_trip: str) -> tuple[str | None, str]:
+    """Where `--pin` puts a case's client and server, or None and why not.
+
+    Round-trip-bound cases (one operation in flight) go where `--pin-cpus` says
+    (`round_trip`). Concurrent cases whose client is one process (threads under the
+    GIL, coroutines) keep client and server on separate CPUs: both are busy at once, so
+    sharing a CPU would serialise them, and leaving them to the scheduler lets the two
+    swap CPUs mid-iteration, the source of the two clusters of iteration times seen
+    unpinned. A processes mode spreads its client over CPUs and is left alone.
+    """
     if mode.kind == "processes":
-        return False, "not pinned: processes mode spreads the client over CPUs"
+        return None, "not pinned: processes mode spreads the client over CPUs"
     if mode.concurrency > 1:
-        return False, (f"not pinned: not round-trip-bound ({mode.concurrency} operations "
-                       "in flight)")
-    return True, ""
+        return "separate", ""
+    return round_trip, ""
 
 
 class KvWorkload(Workload):
@@ -274,16 +280,18 @@ class KvWorkload(Workload):
                                                  case.params.get("loop", "asyncio"),
                                                  config.gc_off)
             probes: CaseProbes | None = None
-            bound, why_not = round_trip_bound(mode)
-            want = self.pin and bound
+            placement, why_not = placement_for(mode, self.pin_cpus)
+            want = self.pin and placement is not None
             pid = server_pid(case.target)[0] if want else None
             try:
                 probes = _probes(case, client)
-                with pinned(pid, want, why_not, self.pin_cpus) as pins:
+                with pinned(pid, want, why_not,
+                            placement or self.pin_cpus) as pins:
                     measurement = run_benchmark(bench, config, progress, executor, probes,
                                                 probes.warmup if probes else None)
                 server["cpu_pinning"] = pins.record()
-                probed = probes.result(config.revs, config.warmup) if probes else None
+                probed = (probes.result(config.revs, measurement.warmup_iterations)
+                          if probes else None)
             finally:
                 executor.close()
                 if probes is not None:
