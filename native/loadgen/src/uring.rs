@@ -4,10 +4,12 @@
 //! plus, per request, a `send`, a `recv` and a share of `epoll_wait`, and a wakeup
 //! (two context switches) every few answers. Here every connection's send and
 //! receive are queued on the ring and the thread enters the kernel once per batch
-//! of answers, both to submit and to wait. With `DEFER_TASKRUN` the kernel wakes
-//! the thread only once half the requests in flight have their answers (or after
-//! a short, bounded wait, see `batch_wait`), so it is woken many times less often
-//! than with epoll, while the server keeps the other half to work on. Measured
+//! of answers, both to submit and to wait. Each socket has one multishot receive
+//! for its whole life, so a request costs the ring one send and two completions.
+//! With `DEFER_TASKRUN` the kernel wakes the thread only once half the requests
+//! in flight have their answers (or after a short, bounded wait, see
+//! `batch_wait`), so it is woken many times less often than with epoll, while
+//! the server keeps the other half to work on. Measured
 //! against nginx on loopback, those wakeups were what separated the generator's
 //! CPU per request from wrk's: the kernel's TCP work per request is the same.
 //!
@@ -21,6 +23,7 @@
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{IntoRawFd, RawFd};
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
 
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
@@ -44,6 +47,15 @@ const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
 /// `IORING_RECVSEND_POLL_FIRST`: the answer is not there yet when the receive is
 /// queued, so wait for readiness instead of trying (and failing) a read first.
 const RECV_POLL_FIRST: u16 = 1;
+/// `IORING_RECV_MULTISHOT`: one receive per socket for its whole life, each
+/// arrival completing into a buffer the kernel takes from `Buffers`. Why: a
+/// receive queued per answer cost the kernel a new request and a new poll
+/// registration every time.
+const RECV_MULTISHOT: u16 = 2;
+/// The buffer group of the receive buffers (one group per ring).
+const BUF_GROUP: u16 = 0;
+/// Size of one receive buffer; an answer larger than this arrives in several.
+const RECV_BUFFER: usize = 16 * 1024;
 
 const OP_CONNECT: u64 = 1;
 const OP_SEND: u64 = 2;
@@ -67,18 +79,110 @@ fn max_batch_wait_us() -> u32 {
         .unwrap_or(MAX_BATCH_WAIT_US)
 }
 
+/// A worker thread's ring and the receive buffers registered with it.
+pub struct Ring {
+    // Declared first so it is dropped (and the buffers unregistered) first.
+    ring: IoUring,
+    bufs: Buffers,
+}
+
 /// A ring for one worker thread, or an error when io_uring is unavailable.
-pub fn new_ring(connections: usize) -> io::Result<IoUring> {
+/// (`DEFER_TASKRUN` needs Linux 6.1, so the multishot receive (6.0) and buffer
+/// rings (5.19) are there whenever the ring is.)
+pub fn new_ring(connections: usize) -> io::Result<Ring> {
     // At most two operations per connection are in flight, so their completions
     // always fit; submissions go in chunks when there are more than the queue holds.
     let cq = (2 * connections).next_power_of_two().clamp(256, 65_536) as u32;
     let sq = (connections * 2).next_power_of_two().clamp(64, 4096) as u32;
-    IoUring::builder()
+    let ring = IoUring::builder()
         .setup_single_issuer()
         .setup_defer_taskrun()
         .setup_coop_taskrun()
         .setup_cqsize(cq)
-        .build(sq)
+        .build(sq)?;
+    // Buffers are handed back after each batch, so about one per connection is
+    // enough; running short only costs a re-armed receive (ENOBUFS).
+    let count = connections.next_power_of_two().clamp(16, 1024);
+    let bufs = Buffers::new(count)?;
+    // SAFETY: the ring's memory lives in `bufs`, which outlives the ring (see `Ring`).
+    unsafe {
+        ring.submitter().register_buf_ring_with_flags(
+            bufs.ring as u64,
+            count as u16,
+            BUF_GROUP,
+            0,
+        )?;
+    }
+    Ok(Ring { ring, bufs })
+}
+
+/// Receive buffers shared by a ring's connections: a ring of free buffers the
+/// kernel takes from (one per arrival) and the loop gives back once it has
+/// copied the bytes out.
+struct Buffers {
+    /// `count` entries, page aligned as the kernel requires.
+    ring: *mut types::BufRingEntry,
+    data: Vec<u8>,
+    count: usize,
+    tail: u16,
+}
+
+impl Buffers {
+    fn layout(count: usize) -> std::alloc::Layout {
+        let size = count * std::mem::size_of::<types::BufRingEntry>();
+        std::alloc::Layout::from_size_align(size, 4096).expect("a valid layout")
+    }
+
+    fn new(count: usize) -> io::Result<Buffers> {
+        // SAFETY: a non-zero size; zeroed memory is a valid (empty) buffer ring.
+        let ring = unsafe { std::alloc::alloc_zeroed(Self::layout(count)) };
+        if ring.is_null() {
+            return Err(io::ErrorKind::OutOfMemory.into());
+        }
+        let mut bufs = Buffers {
+            ring: ring.cast(),
+            data: vec![0; count * RECV_BUFFER],
+            count,
+            tail: 0,
+        };
+        for bid in 0..count {
+            bufs.give_back(bid as u16);
+        }
+        bufs.publish();
+        Ok(bufs)
+    }
+
+    /// The bytes the kernel wrote into buffer `bid`.
+    fn get(&self, bid: u16, len: usize) -> &[u8] {
+        let at = usize::from(bid) * RECV_BUFFER;
+        &self.data[at..at + len.min(RECV_BUFFER)]
+    }
+
+    /// Make buffer `bid` free again (seen by the kernel after `publish`).
+    fn give_back(&mut self, bid: u16) {
+        let index = usize::from(self.tail) & (self.count - 1);
+        // SAFETY: index < count; the entry at the tail is not the kernel's.
+        let entry = unsafe { &mut *self.ring.add(index) };
+        let addr = self.data.as_ptr() as u64 + (usize::from(bid) * RECV_BUFFER) as u64;
+        entry.set_addr(addr);
+        entry.set_len(RECV_BUFFER as u32);
+        entry.set_bid(bid);
+        self.tail = self.tail.wrapping_add(1);
+    }
+
+    fn publish(&self) {
+        // SAFETY: the tail field of the ring's first entry, shared with the kernel.
+        let tail = unsafe { &*(types::BufRingEntry::tail(self.ring) as *const AtomicU16) };
+        tail.store(self.tail, Ordering::Release);
+    }
+}
+
+impl Drop for Buffers {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with the same layout; the ring (dropped
+        // first) no longer uses it.
+        unsafe { std::alloc::dealloc(self.ring.cast(), Self::layout(self.count)) };
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,7 +213,12 @@ struct Slot {
     /// Bumped when the socket is replaced, so stale completions are recognised.
     gen: u32,
     state: State,
+    /// Operations queued on this socket and not yet ended (the armed receive counts).
     pending: u8,
+    /// The request's send is still in flight.
+    sending: bool,
+    /// The socket's multishot receive is armed.
+    armed: bool,
     /// This socket has carried at least one complete answer.
     reused: bool,
     /// One reopen-and-resend was already spent on this request.
@@ -134,6 +243,8 @@ impl Slot {
             gen: 0,
             state: State::Idle,
             pending: 0,
+            sending: false,
+            armed: false,
             reused: false,
             retried: false,
             buf: vec![0; INITIAL_BUFFER],
@@ -151,7 +262,21 @@ impl Slot {
     }
 
     fn close_socket(&mut self) {
+        self.close_socket_when(false);
+    }
+
+    /// Close the socket. An armed receive holds it open: it is shut down (its
+    /// last completion comes with a stale generation), unless `peer_closes`,
+    /// when the server's close ends the receive (one syscall less per
+    /// connection without keep-alive).
+    fn close_socket_when(&mut self, peer_closes: bool) {
         if self.fd >= 0 {
+            if self.armed && !peer_closes {
+                // SAFETY: shutdown on a descriptor the slot owns.
+                unsafe { libc::shutdown(self.fd, libc::SHUT_RDWR) };
+            }
+            self.armed = false;
+            self.pending = 0;
             // SAFETY: the slot owns this descriptor and no operation uses it any more.
             unsafe { libc::close(self.fd) };
             self.fd = -1;
@@ -269,6 +394,9 @@ fn set_nodelay(fd: RawFd) {
 struct Loop<'a> {
     sh: &'a Shared,
     ring: IoUring,
+    bufs: Buffers,
+    /// Multishot receives not yet ended, stale ones included.
+    receives: usize,
     slots: Vec<Slot>,
     addr: Addr,
     request: &'a [u8],
@@ -287,6 +415,9 @@ struct Loop<'a> {
     max_batch_wait_us: u32,
     /// Slots whose failed request is over, to start their next one.
     ready: Vec<usize>,
+    /// The last answer head parsed, and what it said: the same bytes say the
+    /// same, and a server's heads repeat (but for the Date, once a second).
+    last_head: (Vec<u8>, Option<Head>),
 }
 
 impl<'a> Loop<'a> {
@@ -310,30 +441,45 @@ impl<'a> Loop<'a> {
             .build()
             .user_data(user_data(i, s.gen, OP_SEND));
         self.push(send);
-        self.queue_recv(i, true);
-        self.slots[i].pending += 2;
+        let s = &mut self.slots[i];
+        s.sending = true;
+        s.pending += 1;
+        if !s.armed {
+            self.arm_recv(i);
+        }
     }
 
-    /// Queue a receive into the free part of the buffer (the head grows in place;
-    /// body bytes are only counted, so they overwrite each other from the start).
-    fn queue_recv(&mut self, i: usize, poll_first: bool) {
+    /// Arm the socket's multishot receive: it stays queued across requests
+    /// until the socket ends (or the kernel runs out of buffers for it).
+    fn arm_recv(&mut self, i: usize) {
+        self.receives += 1;
         let s = &mut self.slots[i];
-        if matches!(s.body, Body::Head) {
-            if s.filled == s.buf.len() {
-                let grown = (s.buf.len() * 2).min(MAX_HEAD.max(s.buf.len()));
-                s.buf.resize(grown, 0);
-            }
-        } else {
-            s.filled = 0;
-        }
-        // SAFETY: filled <= len, so the pointer stays inside the buffer.
-        let ptr = unsafe { s.buf.as_mut_ptr().add(s.filled) };
-        let len = (s.buf.len() - s.filled) as u32;
-        let recv = opcode::Recv::new(types::Fd(s.fd), ptr, len)
-            .ioprio(if poll_first { RECV_POLL_FIRST } else { 0 })
+        s.armed = true;
+        s.pending += 1;
+        let recv = opcode::Recv::new(types::Fd(s.fd), std::ptr::null_mut(), 0)
+            .ioprio(RECV_MULTISHOT | RECV_POLL_FIRST)
+            .buf_group(BUF_GROUP)
             .build()
+            .flags(squeue::Flags::BUFFER_SELECT)
             .user_data(user_data(i, s.gen, OP_RECV));
         self.push(recv);
+    }
+
+    /// Append received bytes to the slot's buffer (the head grows in place;
+    /// body bytes are only counted, so they overwrite each other from the start).
+    fn take_bytes(&mut self, i: usize, bid: u16, n: usize) -> usize {
+        let s = &mut self.slots[i];
+        if !matches!(s.body, Body::Head) {
+            s.filled = 0;
+        }
+        let start = s.filled;
+        if s.buf.len() < start + n {
+            let grown = (start + n).next_power_of_two().min(MAX_HEAD.max(start + n));
+            s.buf.resize(grown, 0);
+        }
+        s.buf[start..start + n].copy_from_slice(self.bufs.get(bid, n));
+        s.filled += n;
+        start
     }
 
     /// Begin the slot's next request, or retire it when the run is over.
@@ -472,6 +618,7 @@ impl<'a> Loop<'a> {
     fn on_send(&mut self, i: usize, res: i32, now: Instant) {
         let s = &mut self.slots[i];
         s.pending -= 1;
+        s.sending = false;
         if s.state != State::Busy {
             return self.after_drain(i, now);
         }
@@ -488,10 +635,22 @@ impl<'a> Loop<'a> {
         }
     }
 
-    fn on_recv(&mut self, i: usize, res: i32, now: Instant) {
-        self.slots[i].pending -= 1;
-        if self.slots[i].state != State::Busy {
+    /// One completion of the multishot receive: bytes in buffer `bid`, the end
+    /// of the stream (0), or an error. Without `more` the receive has ended.
+    fn on_recv(&mut self, i: usize, res: i32, bid: Option<u16>, more: bool, now: Instant) {
+        let s = &mut self.slots[i];
+        if !more {
+            s.armed = false;
+            s.pending -= 1;
+        }
+        if s.state != State::Busy {
+            // Bytes after a failure, or unasked ones between requests, are dropped.
             return self.after_drain(i, now);
+        }
+        if res == -libc::ENOBUFS {
+            // Every buffer was taken in this batch: they are back before the
+            // re-armed receive reaches the kernel.
+            return self.arm_recv(i);
         }
         if res < 0 {
             return self.fail(i, Failure::Read);
@@ -502,27 +661,46 @@ impl<'a> Loop<'a> {
             if matches!(s.body, Body::UntilClose) {
                 s.body = Body::Complete;
                 s.filled = 0;
-                if s.pending == 0 {
+                if !s.sending {
                     self.finish(i, now);
                 }
                 return;
             }
             return self.fail(i, Failure::Read);
         }
+        let Some(bid) = bid else {
+            return self.fail(i, Failure::Read);
+        };
         let s = &mut self.slots[i];
         s.bytes += n as u64;
-        let start = s.filled;
-        s.filled += n;
+        // Body bytes that do not end the answer are only counted, not copied.
+        let counted = match s.body {
+            Body::Length(ref mut remaining) if (n as u64) < *remaining => {
+                *remaining -= n as u64;
+                true
+            }
+            Body::UntilClose => true,
+            _ => false,
+        };
+        if counted {
+            s.body_bytes += n as u64;
+            if !s.armed {
+                self.arm_recv(i);
+            }
+            return;
+        }
+        let start = self.take_bytes(i, bid, n);
         match self.parse(i, start) {
             Err(kind) => self.fail(i, kind),
             Ok(true) => {
-                if self.slots[i].pending == 0 {
+                if !self.slots[i].sending {
                     self.finish(i, now);
                 }
             }
             Ok(false) => {
-                self.slots[i].pending += 1;
-                self.queue_recv(i, false);
+                if !self.slots[i].armed {
+                    self.arm_recv(i);
+                }
             }
         }
     }
@@ -533,12 +711,25 @@ impl<'a> Loop<'a> {
     fn parse(&mut self, i: usize, new_from: usize) -> Result<bool, Failure> {
         let head_request = self.head_request;
         let s = &mut self.slots[i];
+        let last = &mut self.last_head;
         let mut from = new_from;
         loop {
             match s.body {
                 Body::Head => {
-                    let head = match http1::parse_head(&s.buf[..s.filled], head_request) {
-                        Ok(Some(h)) => h,
+                    let same = last.1.is_some() && s.buf[..s.filled].starts_with(&last.0);
+                    let parsed = match last.1 {
+                        Some(h) if same => Ok(Some(h)),
+                        _ => http1::parse_head(&s.buf[..s.filled], head_request),
+                    };
+                    let head = match parsed {
+                        Ok(Some(h)) => {
+                            if !same {
+                                last.0.clear();
+                                last.0.extend_from_slice(&s.buf[..h.len]);
+                                last.1 = Some(h);
+                            }
+                            h
+                        }
                         Ok(None) => {
                             if s.filled >= MAX_HEAD {
                                 return Err(Failure::Parse);
@@ -631,7 +822,7 @@ impl<'a> Loop<'a> {
         s.state = State::Idle;
         s.body = Body::Head;
         if head.close || !keepalive || matches!(head.framing, Framing::UntilClose) {
-            s.close_socket();
+            s.close_socket_when(head.close);
         } else {
             s.reused = true;
         }
@@ -710,7 +901,7 @@ impl<'a> Loop<'a> {
         for i in 0..self.slots.len() {
             self.start(i, now);
         }
-        let mut done: Vec<(u64, i32)> = Vec::with_capacity(self.slots.len() * 2);
+        let mut done: Vec<(u64, i32, u32)> = Vec::with_capacity(self.slots.len() * 2);
         while self.live > 0 {
             let now = Instant::now();
             while let Some(i) = self.ready.pop() {
@@ -728,19 +919,51 @@ impl<'a> Loop<'a> {
             done.extend(
                 self.ring
                     .completion()
-                    .map(|c: cqueue::Entry| (c.user_data(), c.result())),
+                    .map(|c: cqueue::Entry| (c.user_data(), c.result(), c.flags())),
             );
             let now = Instant::now();
-            for &(ud, res) in &done {
+            for &(ud, res, flags) in &done {
                 let (i, gen, op) = split(ud);
-                if i >= self.slots.len() || self.slots[i].gen != gen {
-                    continue; // a socket already replaced
+                let bid = cqueue::buffer_select(flags);
+                if op == OP_RECV && !cqueue::more(flags) {
+                    self.receives -= 1;
                 }
-                match op {
-                    OP_CONNECT => self.on_connect(i, res),
-                    OP_SEND => self.on_send(i, res, now),
-                    OP_RECV => self.on_recv(i, res, now),
-                    _ => {}
+                if i < self.slots.len() && self.slots[i].gen == gen {
+                    match op {
+                        OP_CONNECT => self.on_connect(i, res),
+                        OP_SEND => self.on_send(i, res, now),
+                        OP_RECV => self.on_recv(i, res, bid, cqueue::more(flags), now),
+                        _ => {}
+                    }
+                } // else: a socket already replaced
+                if let Some(bid) = bid {
+                    self.bufs.give_back(bid);
+                }
+            }
+            self.bufs.publish();
+        }
+        self.drain();
+    }
+
+    /// Wait for the receives of the sockets shut down at the end to end, so the
+    /// kernel no longer writes into the buffers when they are freed.
+    fn drain(&mut self) {
+        if self.receives > 0 {
+            // Those of sockets whose server said it would close, and has not yet.
+            let cancel = opcode::AsyncCancel2::new(types::CancelBuilder::any())
+                .build()
+                .user_data(OP_CANCEL);
+            self.push(cancel);
+        }
+        let deadline = Instant::now() + Duration::from_secs(1);
+        let ts = types::Timespec::from(Duration::from_millis(10));
+        while self.receives > 0 && Instant::now() < deadline {
+            let args = types::SubmitArgs::new().timespec(&ts);
+            let _ = self.ring.submitter().submit_with_args(1, &args);
+            for c in self.ring.completion() {
+                let (_, _, op) = split(c.user_data());
+                if op == OP_RECV && !cqueue::more(c.flags()) {
+                    self.receives -= 1;
                 }
             }
         }
@@ -751,7 +974,7 @@ impl<'a> Loop<'a> {
 /// deadline or a stop ends them. `first` is the preflight's connected socket.
 pub fn closed_loop(
     sh: &Shared,
-    ring: IoUring,
+    ring: Ring,
     lo: usize,
     hi: usize,
     first: Option<std::net::TcpStream>,
@@ -766,6 +989,7 @@ pub fn closed_loop(
             slot.fd = fd;
         }
     }
+    let Ring { ring, bufs } = ring;
     let min_timeout = ring.params().is_feature_min_timeout();
     let mut lp = Loop {
         sh,
@@ -783,6 +1007,9 @@ pub fn closed_loop(
         ewma_ns: 0.0,
         min_timeout,
         ring,
+        bufs,
+        receives: 0,
+        last_head: (Vec::new(), None),
         max_batch_wait_us: max_batch_wait_us(),
         ready: Vec::new(),
     };
