@@ -18,9 +18,11 @@ from .helpers import one_error_line, orphans, run_tagged, start_cli
 
 KV = ["run", "kv", "--op", "select", "--revs", "200", "--rows", "200", "--min-iterations",
       "2", "--max-iterations", "3", "--no-probes"]
+#: runs until interrupted (up to 3 minutes): the test stops it with Ctrl-C, however slow
+#: the runs beside it are on a loaded machine
 LONG = ["run", "kv", "--op", "select", "--revs", "2000", "--rows", "2000",
-        "--min-iterations", "30", "--max-iterations", "30", "--ci", "0.0001", "--pause",
-        "0.3", "--no-probes"]
+        "--min-iterations", "600", "--max-iterations", "600", "--max-time", "600", "--ci",
+        "0.0001", "--pause", "0.3", "--no-probes"]
 
 
 def _wait_for(predicate, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
