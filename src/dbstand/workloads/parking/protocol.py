@@ -118,5 +118,25 @@ def parse_decimal(text: str) -> Decimal | None:
     return value if value.is_finite() else None
 
 
+def payment_terms(call: Call) -> tuple[Decimal, Decimal, str]:
+    """(price, part paid from the balance, transaction id) of a payment call, checked
+    before any database work: the same refusals whichever way a service stores it."""
+    price = parse_decimal(call.param("price"))
+    if price is None:
+        raise Reply("not_available")
+    from_balance = Decimal(0)
+    if call.param("pay_from_balance"):
+        parsed = parse_decimal(call.param("pay_from_balance"))
+        if parsed is None:
+            raise Reply("not_available")
+        from_balance = parsed
+    if from_balance < 0 or from_balance > price:
+        raise Reply("wrong_price")
+    trans = call.param("transaction_id")
+    if not 4 <= len(trans) <= 64:
+        raise Reply("bad_transaction")
+    return price, from_balance, trans
+
+
 def parse_positive_int(text: str) -> int | None:
     return int(text) if _DIGITS.match(text) and int(text) > 0 else None

@@ -28,7 +28,7 @@ from dbstand.workloads.parking.protocol import (
     Answer,
     Call,
     Reply,
-    parse_decimal,
+    payment_terms,
     refusal,
     success,
 )
@@ -271,20 +271,7 @@ class ParkingApi:
             if name else None
         if product is None:
             raise refusal("invalid_parking_id")
-        price = parse_decimal(call.param("price"))
-        if price is None:
-            raise Reply("not_available")
-        from_balance = ZERO
-        if call.param("pay_from_balance"):
-            parsed = parse_decimal(call.param("pay_from_balance"))
-            if parsed is None:
-                raise Reply("not_available")
-            from_balance = parsed
-        if from_balance < 0 or from_balance > price:
-            raise Reply("wrong_price")
-        trans = call.param("transaction_id")
-        if not 4 <= len(trans) <= 64:
-            raise Reply("bad_transaction")
+        price, from_balance, trans = payment_terms(call)
         existing = m.Payment.get_or_none(m.Payment.trans_number == trans)
         if existing is not None:
             if ("no-idempotent-replay" not in call.broken and existing.amount == price

@@ -29,7 +29,7 @@ from dbstand.workloads.parking.protocol import (
     Answer,
     Call,
     Reply,
-    parse_decimal,
+    payment_terms,
     refusal,
     success,
 )
@@ -191,20 +191,7 @@ def create_reservation(tx: Tx, call: Call) -> Answer:
     if product is None:
         raise refusal("invalid_parking_id")
     product_id, places, product_price = product
-    price = parse_decimal(call.param("price"))
-    if price is None:
-        raise Reply("not_available")
-    from_balance = ZERO
-    if call.param("pay_from_balance"):
-        parsed = parse_decimal(call.param("pay_from_balance"))
-        if parsed is None:
-            raise Reply("not_available")
-        from_balance = parsed
-    if from_balance < 0 or from_balance > price:
-        raise Reply("wrong_price")
-    trans = call.param("transaction_id")
-    if not 4 <= len(trans) <= 64:
-        raise Reply("bad_transaction")
+    price, from_balance, trans = payment_terms(call)
     replay = tx.one("SELECT p.amount, o.product_id FROM {payment} p "
                     "JOIN {order} o ON o.id = p.order_id WHERE p.trans_number = ?", trans)
     if replay is not None:

@@ -1,8 +1,10 @@
 #!/bin/sh
-# A PyPy venv in the build dir: Debian's pypy3 (Python 3.9) with the pinned
+# Usage: build.sh "MODULE, MODULE, ..." (what the service must import: checked here).
+# A PyPy venv in the build dir: Debian's pypy3 (Python 3.9) with the stack's pinned
 # requirements.txt. dbstand itself is not installed there (its wheel builds a Rust
 # extension): start.sh puts dbstand's pure-Python package on PYTHONPATH instead.
 set -eu
+imports="$1"
 pypy3 -m venv "$DBSTAND_BUILD_DIR/venv"
 "$DBSTAND_BUILD_DIR/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
     --no-cache-dir --no-deps -r "$DBSTAND_STACK_DIR/requirements.txt"
@@ -13,4 +15,4 @@ mkdir -p "$check"
 ln -s "$(cd "$DBSTAND_STACK_DIR/../../.." && pwd)" "$check/dbstand"
 trap 'rm -rf "$check"' EXIT
 PYTHONPATH="$check" PYTHONDONTWRITEBYTECODE=1 "$DBSTAND_BUILD_DIR/venv/bin/python" -c \
-    'import gunicorn, pymysql, pg8000, dbstand.workloads.parking.service.raw'
+    "import $imports"
