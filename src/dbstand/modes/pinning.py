@@ -1,27 +1,70 @@
-"""CPU pinning for cases whose client is one process (methodology: "Holding still on a
-small machine").
+"""The placement table: which CPUs each part of a case runs on (methodology: "Holding
+still on a small machine"; the measurement behind it: docs/placement.md).
 
-A client and a database server on one host trade a message per operation. Where the
-scheduler puts the two processes (the same CPU, or two; moved mid-iteration or not)
-changes the figure by tens of percent from one iteration to the next, which shows up
-as wide intervals and as two clusters of iteration times. Pinning the generator to one
-CPU and the server's whole process tree to another (`separate`, the default) makes that
-placement the same in every iteration. `same` puts both on one CPU: with one
-operation in flight the two never run at once, so they lose nothing by sharing it and
-every round trip skips the wake-up of another CPU (on a loaded 2-core machine:
-Tarantool sync selects about 3x faster than `separate`, with a narrower interval).
-Affinities are put back when the case ends, also on error.
+A client and a database server on one host trade a message per operation; a load
+generator, a server stack and its database share the machine's CPUs. Where the
+scheduler puts them (the same CPU or two; moved mid-run or not) changes a figure by
+tens of percent from one run to the next, and a ratio between two cases is only fair
+when both ran under one placement. So every part asks this table for its CPUs, and
+every case of a table (kv's sync and concurrent cases alike, every stack of webtech,
+docquery and parking) gets the same placement, recorded with the case:
+
+- `client`: the load generator or the in-process client (this process and its
+  children, e.g. a processes mode's workers);
+- `stack`: a served workload's server stack (its whole process tree);
+- `database`: the database server's process tree;
+- `proxy`, `profiler`: the later tiers ask here too.
+
+The table puts the client on one side of the machine and everything it measures on
+the other, as the seeds ran client and server on separate machines. Affinities are put
+back when the case ends, also on error.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import psutil
+
+#: each role's side of the machine: the first half of the CPUs this process may use
+#: ("client") or the rest ("server"); on this 2-core machine, CPU 0 and CPU 1
+TABLE: dict[str, str] = {"client": "client", "stack": "server", "database": "server",
+                         "proxy": "server", "profiler": "client"}
+ROLES = tuple(TABLE)
+#: `--pin-cpus`: the table (client apart from what it measures), or everything on one
+#: CPU (the old round-trip placement, kept to reproduce earlier figures)
+PLACEMENTS = ("separate", "same")
+DEFAULT_PLACEMENT = "separate"
+
+
+def _available() -> list[int]:
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+
+
+def cpus_for(role: str, placement: str = DEFAULT_PLACEMENT) -> list[int] | None:
+    """The CPUs the table gives `role` here, or None with fewer than two CPUs (no
+    placement to choose)."""
+    if role not in TABLE:
+        raise ValueError(f"unknown role {role!r} (known: {', '.join(ROLES)})")
+    if placement not in PLACEMENTS:
+        raise ValueError(f"unknown placement {placement!r} (known: {', '.join(PLACEMENTS)})")
+    cpus = _available()
+    if len(cpus) < 2:
+        return None
+    if placement == "same":
+        return cpus[:1]
+    half = len(cpus) // 2
+    return cpus[:half] if TABLE[role] == "client" else cpus[half:]
+
+
+def plan_cpus(placement: str = DEFAULT_PLACEMENT) -> tuple[int, int] | None:
+    """(first client CPU, first database CPU), or None under two CPUs."""
+    client, server = cpus_for("client", placement), cpus_for("database", placement)
+    return None if client is None or server is None else (client[0], server[0])
 
 
 def _threads_of(pid: int) -> list[int]:
@@ -33,12 +76,30 @@ def _threads_of(pid: int) -> list[int]:
 
 
 def _tree(pid: int) -> list[int]:
-    """`pid` and all its descendants (PostgreSQL's backends, FerretDB's children)."""
+    """`pid` and all its descendants (PostgreSQL's backends, a prefork server's workers)."""
     try:
         root = psutil.Process(pid)
         return [root.pid, *(c.pid for c in root.children(recursive=True))]
     except (psutil.Error, OSError):
         return []
+
+
+def _own_tree() -> list[int]:
+    """This process and its descendants in its session (a processes mode's workers);
+    servers it started run in their own sessions and are placed by their roles."""
+    sid = os.getsid(0)
+    own = [os.getpid()]
+    with contextlib.suppress(psutil.Error, OSError):
+        own += [c.pid for c in psutil.Process().children(recursive=True)
+                if _sid(c.pid) == sid]
+    return own
+
+
+def _sid(pid: int) -> int | None:
+    try:
+        return os.getsid(pid)
+    except OSError:
+        return None
 
 
 def _set(tid: int, cpus: set[int]) -> bool:
@@ -50,114 +111,118 @@ def _set(tid: int, cpus: set[int]) -> bool:
 
 
 @dataclass
-class Pinned:
-    """What was pinned where, recorded with the result (environment.server.cpu_pinning)."""
+class Placed:
+    """Where each part ran, recorded with the result (a served case's `placement`,
+    kv's environment.server.cpu_pinning)."""
 
     enabled: bool
     reason: str = ""
     placement: str = ""
-    client_cpus: list[int] = field(default_factory=list)
-    server_cpus: list[int] = field(default_factory=list)
-    server_pid: int | None = None
-    server_processes: int = 0
-    server_threads: int = 0
+    cpus: dict[str, list[int]] = field(default_factory=dict)
+    processes: dict[str, int] = field(default_factory=dict)
+    threads: dict[str, int] = field(default_factory=dict)
     _saved: dict[int, set[int]] = field(default_factory=dict, repr=False)
-    _server_default: set[int] = field(default_factory=set, repr=False)
+    _defaults: dict[int, set[int]] = field(default_factory=dict, repr=False)
+
+    @property
+    def client_cpus(self) -> list[int]:
+        return self.cpus.get("client", [])
+
+    @property
+    def server_cpus(self) -> list[int]:
+        return self.cpus.get("database", [])
 
     def record(self) -> dict[str, Any]:
         out: dict[str, Any] = {"enabled": self.enabled, "reason": self.reason}
         if self.enabled:
-            out.update(placement=self.placement, client_cpus=self.client_cpus,
-                       server_cpus=self.server_cpus,
-                       server_pid=self.server_pid, server_processes=self.server_processes,
-                       server_threads=self.server_threads)
+            out.update(placement=self.placement, cpus=self.cpus, processes=self.processes,
+                       threads=self.threads, client_cpus=self.client_cpus,
+                       server_cpus=self.server_cpus)
         return out
 
 
-PLACEMENTS = ("separate", "same")
-#: where `--pin` puts a round-trip-bound case's client and server unless told otherwise:
-#: on one CPU. With one operation in flight the two never run at once, so sharing a CPU
-#: costs nothing and spares a cross-CPU wake-up per round trip (measured here: Tarantool
-#: sync selects 29-32k ops/s within 1-10% on one CPU, 11-12k within 12-13% on two,
-#: 20-23k within 21-26% unpinned); `--pin-cpus separate` gives each its own
-DEFAULT_PLACEMENT = "same"
+@contextlib.contextmanager
+def placed(parts: Mapping[str, Sequence[int]], wanted: bool = True, why_not: str = "",
+           placement: str = DEFAULT_PLACEMENT, client: bool = True) -> Iterator[Placed]:
+    """Pin this process (the client; `client` False: it is elsewhere) and each role's
+    process trees (`parts`: role -> root pids) to the table's CPUs, for the block.
+
+    `wanted` False, fewer than two CPUs, or no way to set affinities: nothing is
+    pinned and the record says why. Threads and processes started inside the block
+    inherit the pinning (a PostgreSQL backend forks from a pinned postmaster, a
+    prefork server's new worker from its pinned parent); at the end every thread
+    pinned, and every thread born in a pinned tree, gets its old CPUs back.
+    """
+    if not wanted:
+        yield Placed(False, why_not or "off (--no-pin)")
+        return
+    if cpus_for("client", placement) is None:
+        yield Placed(False, "fewer than two CPUs available")
+        return
+    roots: dict[str, list[int]] = {role: [p for p in pids if p] for role, pids in parts.items()}
+    if client:
+        roots = {"client": [os.getpid()], **roots}
+    # asked before anything moves: once this process is pinned it sees one CPU
+    where = {role: cpus_for(role, placement) or [] for role in roots}
+    state = Placed(True, placement=placement)
+    try:
+        for role, pids in roots.items():
+            cpus = where[role]
+            count = 0
+            trees = (_own_tree() if role == "client" and client
+                     else [pid for root in pids for pid in _tree(root)])
+            for root in pids:
+                with contextlib.suppress(OSError):
+                    state._defaults[root] = set(os.sched_getaffinity(root))
+            for pid in trees:
+                for tid in _threads_of(pid):
+                    with contextlib.suppress(OSError):
+                        state._saved.setdefault(tid, set(os.sched_getaffinity(tid)))
+                    count += _set(tid, set(cpus))
+            if count:
+                state.cpus[role] = cpus
+                state.processes[role] = len(trees)
+                state.threads[role] = count
+        state.reason = _reason(state, roots)
+        yield state
+    finally:
+        _restore(state, roots)
 
 
-def plan_cpus(placement: str = DEFAULT_PLACEMENT) -> tuple[int, int] | None:
-    """(client CPU, server CPU) among the CPUs this process may use; None under two
-    (with one CPU there is no placement to choose)."""
-    if placement not in PLACEMENTS:
-        raise ValueError(f"unknown placement {placement!r} (known: {', '.join(PLACEMENTS)})")
-    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    if len(cpus) < 2:
-        return None
-    return cpus[0], cpus[0] if placement == "same" else cpus[1]
+def _reason(state: Placed, roots: Mapping[str, Sequence[int]]) -> str:
+    where = ("all on one CPU" if state.placement == "same"
+             else "client apart from what it measures")
+    unplaced = [role for role, pids in roots.items() if pids and role not in state.cpus]
+    absent = [role for role, pids in roots.items() if not pids]
+    text = f"placement table: {where}"
+    if unplaced:
+        text += f"; {', '.join(unplaced)} could not be pinned"
+    if absent:
+        text += f"; no {', '.join(absent)} process here (embedded or remote)"
+    return text
+
+
+def _restore(state: Placed, roots: Mapping[str, Sequence[int]]) -> None:
+    """Every thread pinned gets its old CPUs; threads born in a tree while it was
+    pinned get the CPUs its root had."""
+    for tid, cpus in state._saved.items():
+        _set(tid, cpus)
+    for pids in roots.values():
+        for root in pids:
+            default = state._defaults.get(root)
+            if not default:
+                continue
+            for pid in _tree(root):
+                for tid in _threads_of(pid):
+                    if tid not in state._saved:
+                        _set(tid, default)
 
 
 @contextlib.contextmanager
 def pinned(server_pid: int | None, wanted: bool, why_not: str = "",
-           placement: str = DEFAULT_PLACEMENT) -> Iterator[Pinned]:
-    """Pin this process (every thread) to one CPU and the server's process tree (every
-    thread of every process) to another (`same`: to the same one), for the block.
-
-    `wanted` False, fewer than two CPUs, or no way to set affinities: nothing is
-    pinned and the record says why. Without a server pid (an embedded database, a
-    server elsewhere) only the client is pinned. Threads and processes started
-    inside the block inherit the pinning (new PostgreSQL backends fork from a
-    pinned postmaster); at the end every thread of both trees gets its CPUs back.
-    """
-    if not wanted:
-        yield Pinned(False, why_not or "off (--no-pin)")
-        return
-    plan = plan_cpus(placement)
-    if plan is None:
-        yield Pinned(False, "fewer than two CPUs available")
-        return
-    client_cpu, server_cpu = plan
-    where = "one CPU" if placement == "same" else "separate CPUs"
-    state = Pinned(True, f"client and server on {where}", placement=placement,
-                   client_cpus=[client_cpu], server_cpus=[server_cpu], server_pid=server_pid)
-    own = os.getpid()
-    try:
-        state._server_default = set(os.sched_getaffinity(server_pid)) if server_pid else set()
-    except OSError:
-        state.server_pid, server_pid = None, None
-    try:
-        for tid in _threads_of(own):
-            state._saved[tid] = set(os.sched_getaffinity(tid))
-            _set(tid, {client_cpu})
-        if server_pid is not None:
-            pids = _tree(server_pid)
-            for pid in pids:
-                for tid in _threads_of(pid):
-                    with contextlib.suppress(OSError):
-                        state._saved.setdefault(tid, set(os.sched_getaffinity(tid)))
-                    if _set(tid, {server_cpu}):
-                        state.server_threads += 1
-            state.server_processes = len(pids)
-            if state.server_threads == 0:
-                state.reason = "client only: the server's threads could not be pinned"
-                state.server_cpus = []
-        else:
-            state.reason = "client only: no server process here (embedded or remote)"
-            state.server_cpus = []
+           placement: str = DEFAULT_PLACEMENT) -> Iterator[Placed]:
+    """A one-database case (kv): the client (this process and its workers) and the
+    database's process tree where the table puts them."""
+    with placed({"database": [server_pid] if server_pid else []}, wanted, why_not,
+                placement) as state:
         yield state
-    finally:
-        _restore(state, own)
-
-
-def _restore(state: Pinned, own: int) -> None:
-    """Every thread pinned gets its old CPUs; server threads born while pinned get the
-    server's old CPUs; this process's new threads get the client's old CPUs."""
-    for tid, cpus in state._saved.items():
-        _set(tid, cpus)
-    client_default = state._saved.get(own)
-    if client_default:
-        for tid in _threads_of(own):
-            if tid not in state._saved:
-                _set(tid, client_default)
-    if state.server_pid is not None and state._server_default:
-        for pid in _tree(state.server_pid):
-            for tid in _threads_of(pid):
-                if tid not in state._saved:
-                    _set(tid, state._server_default)

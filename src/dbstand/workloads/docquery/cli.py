@@ -12,7 +12,6 @@ import typer
 from dbstand.cli.common import console, redacted_argv, split_list
 from dbstand.cli.run_common import Export, Html, Output, finish
 from dbstand.distributed.cli import ClusterOption, cluster_for
-from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.execution import RunRequest, default_output, execute
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
@@ -26,6 +25,7 @@ from dbstand.workloads.docquery.workload import (
     DocqueryWorkload,
     build_cases,
 )
+from dbstand.workloads.http_load import SEED, STEADY, check_load, served_config
 
 #: (URL, the server's name in results, database server pids whose CPU counts)
 Served = tuple[TargetURL, str, list[int]]
@@ -69,7 +69,17 @@ def run_docquery(
         = ",".join(CONNECTIONS),
     size: Annotated[int, typer.Option(help="Documents in the posts collection")] = 1_000_000,
     seed: Annotated[int, typer.Option(help="Seed of the data set")] = 3,
-    repeats: Annotated[int, typer.Option(help="Runs per case (mean and 95% CI)")] = 3,
+    load: Annotated[str, typer.Option(
+        help="steady: warm up until steady, runs of at least 1 s and the test's request "
+             "count, repeated until the 95% CI is within --ci (or --max-runs: unstable); "
+             "seed: the study's literal load (--repeats runs of exactly the test's count)")]
+        = STEADY,
+    repeats: Annotated[int | None, typer.Option(
+        help="Runs per case (steady: at least, default 5; seed: exactly, default 3)")]
+        = None,
+    ci: Annotated[float, typer.Option(
+        help="Target half-width of the 95% CI, % of the mean (wider: unstable)")] = 3.0,
+    max_runs: Annotated[int, typer.Option(help="steady: runs at most (the cap)")] = 30,
     open_loop: Annotated[bool, typer.Option(
         "--open-loop", help="Also load at half the closed-loop maximum (corrected latency)")]
         = False,
@@ -85,7 +95,9 @@ def run_docquery(
     """docquery: sync driver vs async driver vs ODM behind one Tornado endpoint, on
     MongoDB-wire servers and PostgreSQL; ApacheBench's table for each case."""
     check_prefix(prefix)
-    options = DocqueryOptions(size=size, seed=seed, repeats=repeats, prefix=prefix,
+    check_load(load)
+    repeats = repeats or (3 if load == SEED else 5)
+    options = DocqueryOptions(size=size, seed=seed, repeats=repeats, load=load, prefix=prefix,
                               max_error_rate=max_error_rate)
     options.check()
     stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
@@ -100,7 +112,7 @@ def run_docquery(
         cases = build_cases(pairs, usable, split_list(test, "--test"),
                             split_list(connections, "--connections"), open_loop, options)
         workload.use_targets({url.redacted(): pids for url, _, pids in served if pids})
-        config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)
+        config = served_config(load, repeats, ci, max_runs)
         results = execute(RunRequest(workload, cases, config,
                                      output or default_output(WORKLOAD), redacted_argv()),
                           console)

@@ -4,13 +4,16 @@ single-threaded Tornado server, with a blocking driver, an async driver and an O
 
 A case is (stack, target, test, connection mode). The study's tests: test 1 is
 10,000 requests at concurrency 100, test 2 is 100 requests at concurrency 10, each
-with a new connection per request as ApacheBench sends them; dbstand repeats them
-on kept-alive connections and, with --open-loop, at half the closed-loop maximum
-with coordinated-omission-corrected latency. Cases come grouped by (stack, target):
-the stack starts once, its answer is verified (30 documents, the same for every
-stack on the same data), then measured; CPU is read over the stack's process tree
-and the database server's (FerretDB, and PostgreSQL behind it when that is its
-backend).
+with a new connection per request as ApacheBench sends them. Those counts shape a
+run (its connections and its least number of requests); by default (`steady`,
+http_load.py) each case warms up until steady and repeats runs of at least a second
+until the 95% interval is within 3%, `--load seed` runs them literally (3 runs of
+exactly that many requests). dbstand repeats them on kept-alive connections and,
+with --open-loop, at half the closed-loop maximum with coordinated-omission-
+corrected latency. Cases come grouped by (stack, target): the stack starts once, its
+answer is verified (30 documents, the same for every stack on the same data), then
+measured; CPU is read over the stack's process tree and the database server's
+(FerretDB, and PostgreSQL behind it when that is its backend).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from dbstand.stacks.manifest import get_manifest
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.docquery.verify import PATH, served
-from dbstand.workloads.http_load import LoadPlan, measure
+from dbstand.workloads.http_load import STEADY, LoadPlan, check_load, measure, plan_for
 from dbstand.workloads.served import failures
 
 WORKLOAD = "docquery"
@@ -42,7 +45,8 @@ OPEN = "open"
 class DocqueryOptions:
     size: int = 1_000_000
     seed: int = 3
-    repeats: int = 3
+    repeats: int = 5
+    load: str = STEADY
     open_duration_s: float = 5.0
     prefix: str = "dbstand_"
     max_error_rate: float = 0.01
@@ -52,6 +56,7 @@ class DocqueryOptions:
             raise UserError("--size must be from 30 to 100,000,000 documents")
         if not 1 <= self.repeats <= 100:
             raise UserError("--repeats must be from 1 to 100")
+        check_load(self.load)
         if not 0 <= self.max_error_rate < 1:
             raise UserError("--max-error-rate must be from 0 to 1")
 
@@ -75,6 +80,7 @@ def build_cases(targets: list[tuple[TargetURL, str]], stacks: list[str], tests: 
             raise UserError(f"--connections takes {' and/or '.join(CONNECTIONS)}, "
                             f"not {mode!r}")
     params = {"size": options.size, "seed": options.seed, "repeats": options.repeats,
+              "load": options.load,
               "prefix": options.prefix, "max_error_rate": options.max_error_rate}
     cases: list[Case] = []
     for stack in dict.fromkeys(stacks):
@@ -153,25 +159,24 @@ class DocqueryWorkload(Workload):
             raise CaseFailed(self._failed[key])
         handle = self._stack(case)
         p = case.params
+        shape: dict[str, Any] = {"connections": p["clients"],
+                                 "max_error_rate": p["max_error_rate"]}
         if case.mode == OPEN:
             best = self._best.get(key)
             if not best:
                 raise CaseFailed("no closed-loop figure to set the open-loop rate from")
-            plan = LoadPlan(connections=p["clients"], rate=round(best / 2, 1),
-                            duration_s=p["duration_s"], repeats=p["repeats"],
-                            max_error_rate=p["max_error_rate"])
-        else:
-            plan = LoadPlan(connections=p["clients"], requests=p["requests"],
-                            keepalive=p["keepalive"], repeats=p["repeats"],
-                            max_error_rate=p["max_error_rate"])
-        progress(0, plan.repeats)
+            shape.update(rate=round(best / 2, 1), duration_s=p["duration_s"])
+        else:  # the study's shape: a new connection per request unless keep-alive asked
+            shape.update(requests=p["requests"], keepalive=p["keepalive"])
+        plan = plan_for(config, p.get("load", STEADY), **shape)
+        progress(0, plan.max_repeats)
         pids = self._db_pids.get(case.target.redacted())
         if pids is None:
             pid, _ = server_pid(case.target)
             pids = [pid] if pid else []
         metrics = measure(handle.base_url + PATH, plan, handle.pid, pids, alive=handle.alive,
                           cluster=self.cluster)
-        progress(plan.repeats, plan.repeats)
+        progress(metrics["repeats"], metrics["repeats"])
         if case.mode != OPEN:
             self._best[key] = max(self._best.get(key, 0.0), metrics["ops_per_s"])
         manifest = handle.manifest
@@ -198,6 +203,7 @@ def ab_table(metrics: dict[str, Any], plan: LoadPlan) -> dict[str, Any]:
     rate = metrics["ops_per_s"] or 0.0
     out: dict[str, Any] = {
         "requests_per_s": rate,
+        # the time ab would take for the study's request count at this rate
         "total_time_s": round(plan.requests / rate, 3) if rate and plan.requests else None,
         "time_per_request_ms": round(plan.connections / rate * 1e3, 3) if rate else None,
         "time_per_request_all_ms": round(1e3 / rate, 3) if rate else None,

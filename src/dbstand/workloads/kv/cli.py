@@ -99,14 +99,12 @@ def run_kv(
              "e.g. 'tarantool[binary]@sync' (default: the first case of each operation)")]
         = None,
     pin: Annotated[bool, typer.Option(
-        help="Pin cases whose client is one process: round-trip-bound ones (one "
-             "operation in flight) as --pin-cpus says, concurrent ones (threads, "
-             "coroutines) with client and server on separate CPUs (needs 2+ CPUs)")]
+        help="Place every case (sync and concurrent alike) by the placement table: "
+             "client and database on their own CPUs (needs 2+ CPUs; docs/placement.md)")]
         = True,
     pin_cpus: Annotated[str, typer.Option(
-        help="Where --pin puts round-trip-bound cases: separate (client and server each "
-             "on its own CPU) or same (both on one CPU: faster round trips, no cross-CPU "
-             "wake-up)")]
+        help="Where --pin puts every case: separate (the table: client and database each "
+             "on its own CPU) or same (both on one CPU, to reproduce earlier figures)")]
         = DEFAULT_PLACEMENT,
     protocol: Annotated[str | None, typer.Option(
         help="Protocols of stacks that offer several, e.g. binary,sql (tarantool), "

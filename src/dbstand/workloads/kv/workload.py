@@ -16,7 +16,7 @@ from typing import Any
 from dbstand.engine import Benchmark, EngineConfig, run_benchmark
 from dbstand.errors import CaseFailed, UserError
 from dbstand.modes.pinning import DEFAULT_PLACEMENT, pinned
-from dbstand.modes.spec import ModeSpec, parse_mode
+from dbstand.modes.spec import parse_mode
 from dbstand.probes.case import CaseProbes
 from dbstand.probes.locate import server_pid
 from dbstand.stacks.catalog import StackSpec, get_stack
@@ -176,30 +176,13 @@ def check_sizes(rows: int, revs: int) -> None:
                         "use fewer revs")
 
 
-def placement_for(mode: ModeSpec, round_trip: str) -> tuple[str | None, str]:
-    """Where `--pin` puts a case's client and server, or None and why not.
-
-    Round-trip-bound cases (one operation in flight) go where `--pin-cpus` says
-    (`round_trip`). Concurrent cases whose client is one process (threads under the
-    GIL, coroutines) keep client and server on separate CPUs: both are busy at once, so
-    sharing a CPU would serialise them, and leaving them to the scheduler lets the two
-    swap CPUs mid-iteration, the source of the two clusters of iteration times seen
-    unpinned. A processes mode spreads its client over CPUs and is left alone.
-    """
-    if mode.kind == "processes":
-        return None, "not pinned: processes mode spreads the client over CPUs"
-    if mode.concurrency > 1:
-        return "separate", ""
-    return round_trip, ""
-
-
 class KvWorkload(Workload):
     name = "kv"
     description = "single-key CRUD by random key: select, insert, update, upsert, replace, delete"
     operations = OPS
-    #: pin round-trip-bound cases (client and server on their own CPUs); `--no-pin`
+    #: place every case by the placement table (modes/pinning.py); `--no-pin`: none
     pin: bool = True
-    #: `--pin-cpus`: separate (client and server each on its own CPU) or same (one CPU)
+    #: `--pin-cpus`: separate (the table: client apart from the database) or same
     pin_cpus: str = DEFAULT_PLACEMENT
     #: `--baseline STACK[@MODE][@LOOP]`, recorded with every case for the report
     baseline: str | None = None
@@ -280,13 +263,12 @@ class KvWorkload(Workload):
                                                  case.params.get("loop", "asyncio"),
                                                  config.gc_off)
             probes: CaseProbes | None = None
-            placement, why_not = placement_for(mode, self.pin_cpus)
-            want = self.pin and placement is not None
+            # one placement for every mode: a table's ratios compare like with like
+            want = self.pin
             pid = server_pid(case.target)[0] if want else None
             try:
                 probes = _probes(case, client)
-                with pinned(pid, want, why_not,
-                            placement or self.pin_cpus) as pins:
+                with pinned(pid, want, placement=self.pin_cpus) as pins:
                     measurement = run_benchmark(bench, config, progress, executor, probes,
                                                 probes.warmup if probes else None)
                 server["cpu_pinning"] = pins.record()

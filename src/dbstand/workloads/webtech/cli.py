@@ -11,16 +11,17 @@ import typer
 from dbstand.cli.common import console, redacted_argv, split_ints, split_list
 from dbstand.cli.run_common import Export, Html, Output, finish
 from dbstand.distributed.cli import ClusterOption, cluster_for
-from dbstand.engine.config import EngineConfig
 from dbstand.execution import RunRequest, default_output, execute
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.manifest import stacks_for
 from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads.http_load import SEED, STEADY, check_load, served_config
 from dbstand.workloads.webtech.rules import TESTS
 from dbstand.workloads.webtech.workload import (
     DEFAULT_CLIENTS,
     DEFAULT_REPEATS,
     DEFAULT_REQUESTS,
+    MIN_REPEATS,
     WORKLOAD,
     WebtechOptions,
     WebtechWorkload,
@@ -54,10 +55,20 @@ def run_webtech(
     clients: Annotated[str, typer.Option(
         help="Concurrent keep-alive clients per level, e.g. 1,4,16,64,256")]
         = ",".join(map(str, DEFAULT_CLIENTS)),
-    requests: Annotated[int, typer.Option(help="Requests per client in each run")]
+    load: Annotated[str, typer.Option(
+        help="steady: warm up until throughput is steady, runs of at least 1 s and "
+             "--requests, repeated until the 95% CI is within --ci (or --max-runs: "
+             "unstable); seed: the study's literal load (one warm-up request, --repeats "
+             "runs of exactly --requests)")] = STEADY,
+    requests: Annotated[int, typer.Option(
+        help="Requests per client in a run (steady: at least; seed: exactly)")]
         = DEFAULT_REQUESTS,
-    repeats: Annotated[int, typer.Option(help="Runs per case (mean and 95% CI)")]
-        = DEFAULT_REPEATS,
+    repeats: Annotated[int | None, typer.Option(
+        help=f"Runs per case (steady: at least, default {MIN_REPEATS}; seed: exactly, "
+             f"default {DEFAULT_REPEATS})")] = None,
+    ci: Annotated[float, typer.Option(
+        help="Target half-width of the 95% CI, % of the mean (wider: unstable)")] = 3.0,
+    max_runs: Annotated[int, typer.Option(help="steady: runs at most (the cap)")] = 30,
     duration: Annotated[float | None, typer.Option(
         help="Seconds per run instead of a request count")] = None,
     open_loop: Annotated[bool, typer.Option(
@@ -81,7 +92,9 @@ def run_webtech(
     """webtech: file, hello, loop, big, db and cache pages (and TechEmpower's json and
     plaintext) on every server stack; the study's one-user and four-user tables."""
     check_prefix(prefix)
-    options = WebtechOptions(requests=requests, repeats=repeats, duration_s=duration,
+    check_load(load)
+    repeats = repeats or (DEFAULT_REPEATS if load == SEED else MIN_REPEATS)
+    options = WebtechOptions(requests=requests, repeats=repeats, duration_s=duration, load=load,
                              keepalive=keepalive, workers=workers, prefix=prefix,
                              max_error_rate=max_error_rate)
     stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
@@ -93,7 +106,7 @@ def run_webtech(
     with database(target) as url, cluster_for(workload, cluster):
         cases = [type(c)(c.workload, c.stack, url, c.mode, c.op, c.params) for c in cases]
         workload.use_target(url, prefix)
-        config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)
+        config = served_config(load, repeats, ci, max_runs)
         results = execute(RunRequest(workload, cases, config,
                                      output or default_output(WORKLOAD), redacted_argv()),
                           console)

@@ -5,10 +5,15 @@ A case is (stack, test, clients) on one database. Cases come grouped by stack: t
 stack is built and started once, verified by every rule of its tests (a stack that
 fails is recorded as failed with the reasons, and none of its cases is measured),
 measured for each test and client count, and stopped before the next stack starts.
-The study's load is the default: 1 client sending 1,000 requests one after another
-after one warm-up request, and 4 keep-alive clients; 3 repetitions each, the mean
-with its 95% interval. `open` cases load at half the closed-loop maximum measured
-for the same stack and test in this run, with coordinated-omission-corrected latency.
+The study's load shapes each run: 1 client sending requests one after another, and 4
+keep-alive clients; by default (`steady`, http_load.py) each case warms up until its
+throughput is steady, then repeats runs of at least a second and at least the
+study's 1,000 requests per client until the 95% interval of the mean is within 3%
+(or a cap flags it unstable). `--load seed` runs the study literally: one warm-up
+request, 3 runs of exactly 1,000 requests per client. Generator, stack and database
+run where the placement table puts them (modes/pinning.py). `open` cases load at
+half the closed-loop maximum measured for the same stack and test in this run, with
+coordinated-omission-corrected latency.
 """
 
 from __future__ import annotations
@@ -20,13 +25,14 @@ from typing import Any
 
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, UserError
+from dbstand.modes.pinning import cpus_for
 from dbstand.probes.locate import server_pid
 from dbstand.stacks.build import ensure_built
 from dbstand.stacks.launcher import StackHandle, running_stack
 from dbstand.stacks.manifest import Manifest, get_manifest
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
-from dbstand.workloads.http_load import LoadPlan, measure
+from dbstand.workloads.http_load import STEADY, check_load, measure, plan_for
 from dbstand.workloads.served import failures
 from dbstand.workloads.webtech.rules import STUDY_TESTS, TESTS
 from dbstand.workloads.webtech.verify import SERVED
@@ -34,7 +40,8 @@ from dbstand.workloads.webtech.verify import SERVED
 WORKLOAD = "webtech"
 DEFAULT_CLIENTS = (1, 4)
 DEFAULT_REQUESTS = 1_000      # per client and run: the study's single user sent 1,000
-DEFAULT_REPEATS = 3           # the study repeated each measurement 3 times
+DEFAULT_REPEATS = 3           # the study repeated each measurement 3 times (--load seed)
+MIN_REPEATS = 5               # the steady load's runs before the stop rule may stop
 OPEN = "open"
 MAX_DEFAULT_WORKERS = 256
 
@@ -42,7 +49,8 @@ MAX_DEFAULT_WORKERS = 256
 @dataclass(frozen=True)
 class WebtechOptions:
     requests: int = DEFAULT_REQUESTS
-    repeats: int = DEFAULT_REPEATS
+    repeats: int = MIN_REPEATS
+    load: str = STEADY
     duration_s: float | None = None
     open_duration_s: float = 5.0
     keepalive: bool = True
@@ -57,6 +65,7 @@ class WebtechOptions:
             raise UserError("--repeats must be from 1 to 100")
         if self.duration_s is not None and not 0 < self.duration_s <= 3600:
             raise UserError("--duration must be from 0 to 3600 seconds")
+        check_load(self.load)
         if not 0 <= self.max_error_rate < 1:
             raise UserError("--max-error-rate must be from 0 to 1")
 
@@ -77,7 +86,7 @@ def build_cases(target: TargetURL | None, stacks: list[str], tests: list[str],
         if not 1 <= n <= 10_000:
             raise UserError(f"--clients must be from 1 to 10,000 (got {n})")
     cases: list[Case] = []
-    params = {"requests": options.requests, "repeats": options.repeats,
+    params = {"requests": options.requests, "repeats": options.repeats, "load": options.load,
               "duration_s": options.duration_s, "keepalive": options.keepalive,
               "workers": options.workers, "prefix": options.prefix,
               "max_error_rate": options.max_error_rate}
@@ -156,11 +165,13 @@ class WebtechWorkload(Workload):
         return handle
 
     def _default_workers(self, stack: str) -> int:
-        """The CPU count, raised to the most clients any case of the stack asks for: a
-        prefork server (Apache, Starman) holds one process per kept-alive connection,
-        and fewer would leave clients waiting for a keep-alive timeout."""
+        """The CPUs the placement table gives a stack, raised to the most clients any
+        case of the stack asks for: a prefork server (Apache, Starman) holds one process
+        per kept-alive connection, and fewer would leave clients waiting for a keep-alive
+        timeout. The limit row's static servers follow the same rule."""
         clients = max((n for s, n in self._clients if s == stack), default=1)
-        return min(max(os.cpu_count() or 1, clients), MAX_DEFAULT_WORKERS)
+        cpus = len(cpus_for("stack") or []) or os.cpu_count() or 1
+        return min(max(cpus, clients), MAX_DEFAULT_WORKERS)
 
     def _stop_stack(self) -> None:
         if self._stack_exit is not None:
@@ -175,24 +186,24 @@ class WebtechWorkload(Workload):
         p = case.params
         url = f"{handle.base_url}/{case.op}"
         key = (case.stack, case.op)
+        shape: dict[str, Any] = {"keepalive": p["keepalive"],
+                                 "max_error_rate": p["max_error_rate"]}
         if case.mode == OPEN:
             best = self._best.get(key)
             if not best:
                 raise CaseFailed("no closed-loop figure to set the open-loop rate from")
-            plan = LoadPlan(connections=p["clients"], rate=round(best / 2, 1),
-                            duration_s=p["duration_s"], keepalive=p["keepalive"],
-                            repeats=p["repeats"], max_error_rate=p["max_error_rate"])
+            shape.update(connections=p["clients"], rate=round(best / 2, 1),
+                         duration_s=p["duration_s"])
         else:
             n = p["clients"]
-            plan = LoadPlan(connections=n, requests=None if p["duration_s"] else
-                            p["requests"] * n, duration_s=p["duration_s"],
-                            keepalive=p["keepalive"], repeats=p["repeats"],
-                            max_error_rate=p["max_error_rate"])
-        progress(0, plan.repeats)
+            shape.update(connections=n, requests=None if p["duration_s"] else p["requests"] * n,
+                         duration_s=p["duration_s"])
+        plan = plan_for(config, p.get("load", STEADY), **shape)
+        progress(0, plan.max_repeats)
         uses_db = case.op in ("db", "cache")
         metrics = measure(url, plan, handle.pid, self._db_pid if uses_db else None,
                           alive=handle.alive, cluster=self.cluster)
-        progress(plan.repeats, plan.repeats)
+        progress(metrics["repeats"], metrics["repeats"])
         if case.mode != OPEN:
             self._best[key] = max(self._best.get(key, 0.0), metrics["ops_per_s"])
         metrics.update({"test": case.op, "clients": p["clients"],
