@@ -23,6 +23,7 @@ back when the case ends, also on error.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,18 +31,31 @@ from typing import Any
 
 import psutil
 
-#: each role's side of the machine: the first half of the CPUs this process may use
-#: ("client") or the rest ("server"); on this 2-core machine, CPU 0 and CPU 1
-TABLE: dict[str, str] = {"client": "client", "stack": "server", "database": "server",
-                         "proxy": "server", "profiler": "client"}
-ROLES = tuple(TABLE)
-#: `--pin-cpus`: the table (client apart from what it measures), or everything on one
-#: CPU (the old round-trip placement, kept to reproduce earlier figures)
-PLACEMENTS = ("separate", "same")
+#: candidate tables: each role's side of the machine, the first half of the CPUs this
+#: process may use ("client") or the rest ("server"); on this 2-core machine CPU 0 and
+#: CPU 1. docs/placement.md measured them (bench/placement) and chose `separate`.
+CANDIDATES: dict[str, dict[str, str]] = {
+    # the client apart from everything it measures, as the seeds' separate machines
+    "separate": {"client": "client", "stack": "server", "database": "server",
+                 "proxy": "server", "profiler": "client"},
+    # the database beside the client, the stack alone
+    "db-with-client": {"client": "client", "stack": "server", "database": "client",
+                       "proxy": "server", "profiler": "client"},
+    # everything on one CPU (kv's old round-trip placement, to reproduce its figures)
+    "same": {"client": "client", "stack": "client", "database": "client",
+             "proxy": "client", "profiler": "client"},
+}
+PLACEMENTS = tuple(CANDIDATES)
+#: the placement table every case gets unless `--pin-cpus` says otherwise
 DEFAULT_PLACEMENT = "separate"
+TABLE: dict[str, str] = CANDIDATES[DEFAULT_PLACEMENT]
+ROLES = tuple(TABLE)
 
 
+@functools.cache
 def _available() -> list[int]:
+    """The CPUs this process may use, read once before anything is pinned (inside a
+    placement it sees only the client's; a nested placement asks the same table)."""
     return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
 
 
@@ -55,10 +69,8 @@ def cpus_for(role: str, placement: str = DEFAULT_PLACEMENT) -> list[int] | None:
     cpus = _available()
     if len(cpus) < 2:
         return None
-    if placement == "same":
-        return cpus[:1]
     half = len(cpus) // 2
-    return cpus[:half] if TABLE[role] == "client" else cpus[half:]
+    return cpus[:half] if CANDIDATES[placement][role] == "client" else cpus[half:]
 
 
 def plan_cpus(placement: str = DEFAULT_PLACEMENT) -> tuple[int, int] | None:
@@ -190,8 +202,8 @@ def placed(parts: Mapping[str, Sequence[int]], wanted: bool = True, why_not: str
 
 
 def _reason(state: Placed, roots: Mapping[str, Sequence[int]]) -> str:
-    where = ("all on one CPU" if state.placement == "same"
-             else "client apart from what it measures")
+    where = {"same": "all on one CPU", "separate": "client apart from what it measures",
+             }.get(state.placement, state.placement)
     unplaced = [role for role, pids in roots.items() if pids and role not in state.cpus]
     absent = [role for role, pids in roots.items() if not pids]
     text = f"placement table: {where}"

@@ -35,7 +35,7 @@ from dbstand.errors import CaseFailed, UserError
 from dbstand.loadgen.engine import run_closed, run_open
 from dbstand.loadgen.result import LoadResult
 from dbstand.loadgen.series import DEFAULT_INTERVAL_S, series_record
-from dbstand.modes.pinning import placed
+from dbstand.modes.pinning import DEFAULT_PLACEMENT, placed
 from dbstand.probes.cpu import TreeCpu
 
 if TYPE_CHECKING:
@@ -73,6 +73,7 @@ class LoadPlan:
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE
     interval_s: float = DEFAULT_INTERVAL_S  # time series' interval; 0: none
     pin: bool = True                   # place generator, stack and database (the table)
+    placement: str = DEFAULT_PLACEMENT  # modes/pinning.py's table (or a candidate)
 
     @property
     def mode(self) -> str:
@@ -184,7 +185,8 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
     """
     pids = [db_pids] if isinstance(db_pids, int) else list(db_pids or [])
     parts: dict[str, list[int]] = {"stack": [app_pid], "database": pids}
-    with placed(parts, plan.pin, client=cluster is None) as placement:
+    with placed(parts, plan.pin, placement=plan.placement,
+                client=cluster is None) as placement:
         warm = _warm_up(url, plan, cluster)
         runs, shards, decision = _counted_runs(url, plan, warm.get("rate"), app_pid, pids,
                                                alive, cluster)

@@ -140,7 +140,8 @@ def build(records: list[dict[str, Any]], title: str) -> Report:
     notes = [f"FAILED {r['stack']} on {r['server']}: {r['error']}" for r in rows
              if r["status"] != "ok"]
     if any(r["unstable"] for r in rows):
-        notes.append("! UNSTABLE: the runs' 95% interval is wider than 5% of the mean")
+        notes.append("! UNSTABLE: the runs' 95% interval is still wider than the target "
+                     "(--ci) at the cap (--max-runs)")
     return Report(title, [Section("", [chart, study_table(rows)]),
                           Section("ApacheBench's tables", [curves, ab_tables(rows)])],
                   notes=notes, caption=CAPTION, data=rows, data_columns=DATA_COLUMNS,

@@ -17,6 +17,7 @@ from dbstand.errors import UserError
 from dbstand.execution import RunRequest, default_output, execute
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads.http_load import SEED, STEADY, check_load
 from dbstand.workloads.parking.workload import (
     BASELINE,
     DEFAULT_BATCHES,
@@ -26,6 +27,9 @@ from dbstand.workloads.parking.workload import (
     build_cases,
     parking_stacks,
 )
+
+#: counted batches' seconds before the cap flags a case unstable
+MAX_CASE_S = 120.0
 
 
 @contextlib.contextmanager
@@ -54,7 +58,12 @@ def run_parking(
         = DEFAULT_PASSES,
     batches: Annotated[int, typer.Option(help="Counted batches (places re-seeded before "
                                               "each)")] = DEFAULT_BATCHES,
-    warmup: Annotated[int, typer.Option(help="Uncounted warm-up batches")] = 1,
+    warmup: Annotated[int, typer.Option(help="Uncounted warm-up batches (at least; more "
+                                              "while batches still get faster)")] = 1,
+    load: Annotated[str, typer.Option(
+        help="steady: --batches at least, more until the 95% CI is within --ci (or "
+             "--max-batches: unstable); seed: exactly --batches, as the study")] = STEADY,
+    max_batches: Annotated[int, typer.Option(help="steady: counted batches at most")] = 30,
     ci: Annotated[float, typer.Option(help="A case whose 95% CI is wider than ±CI % of "
                                            "the mean is flagged unstable")] = 3.0,
     prefix: Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
@@ -76,9 +85,11 @@ def run_parking(
     check_prefix(prefix)
     options = ParkingOptions(passes=passes, batches=batches, prefix=prefix, keep=keep)
     options.check()
-    config = EngineConfig(revs=passes, warmup=warmup, min_iterations=batches,
-                          max_iterations=batches, max_time_s=1e9, target_ci_pct=ci,
-                          latency="all")
+    check_load(load)
+    config = EngineConfig(revs=passes, warmup=warmup, steady_warmup=load == STEADY,
+                          min_iterations=batches, target_ci_pct=ci, latency="all",
+                          max_iterations=batches if load == SEED else max(batches, max_batches),
+                          max_time_s=MAX_CASE_S)
     if baseline not in parking_stacks():
         raise UserError(f"--baseline: unknown parking stack {baseline!r} "
                         f"(known: {', '.join(parking_stacks())})")

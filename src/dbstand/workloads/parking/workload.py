@@ -26,6 +26,7 @@ from dbstand.engine.executor import Executor, SyncExecutor
 from dbstand.engine.histogram import LatencyHistogram
 from dbstand.errors import CaseFailed, UserError
 from dbstand.modes.executors import ThreadExecutor
+from dbstand.modes.pinning import placed
 from dbstand.probes.cpu import TreeCpu
 from dbstand.probes.locate import server_pid
 from dbstand.probes.statements import StatementCounter, open_counter
@@ -320,11 +321,14 @@ def _service(case: Case) -> Iterator[Any]:
 
 
 def case_config(config: EngineConfig, case: Case) -> EngineConfig:
-    """Fixed batches like the study (the CI still decides the unstable flag)."""
+    """The study's batches as the least count; more until the 95% CI is within the
+    target or the run's cap (`--load seed` sets the cap to the batches: the study's
+    fixed count, the CI still deciding the unstable flag)."""
     batches = case.params["batches"]
     return dataclasses.replace(config, revs=case.params["passes"] * case.params["users"],
-                               min_iterations=batches, max_iterations=batches,
-                               max_time_s=1e9, latency="all")
+                               min_iterations=batches,
+                               max_iterations=max(batches, config.max_iterations),
+                               latency="all")
 
 
 def parking_metrics(m: CaseMeasurement, case: Case) -> dict[str, Any]:
@@ -374,9 +378,11 @@ class ParkingWorkload(Workload):
             verdict = conformance(service.base_url)
             bench = PassBenchmark(service, users, passes, cfg.warmup)
             probes = ServiceProbes(service, case.target, case.params.get("prefix", "dbstand_"))
+            parts = {"stack": [service.pid], "database": [probes.db_pid or 0]}
             try:
-                measurement = run_benchmark(bench.benchmark(), cfg, progress,
-                                            executor=bench.executor(), probe=probes)
+                with placed(parts) as where:
+                    measurement = run_benchmark(bench.benchmark(), cfg, progress,
+                                                executor=bench.executor(), probe=probes)
             finally:
                 probes.close()
                 for client in bench.clients:
@@ -393,6 +399,7 @@ class ParkingWorkload(Workload):
                                "balances, receipts, consumes, transfers) equal what its "
                                "passes imply (no lost update)",
                 "case_engine": cfg.as_dict(), "baseline_stack": self.baseline,
+                "placement": where.record(),
                 **parking_metrics(measurement, case), **probes.result(counted),
             }
             server = {"kind": case.target.kind, **probes.server_facts,
