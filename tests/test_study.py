@@ -160,6 +160,7 @@ def test_parking_study(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.setitem(parking.QUICK, "passes", 1)
     monkeypatch.setitem(parking.QUICK, "batches", 2)
+    monkeypatch.setitem(parking.QUICK, "max_batches", 2)  # the seed's fixed count
     page = check_study(cli, "parking", tmp_path)
     assert "Table 2: SQL statements per suite pass" in page
     assert "| SELECT | 78 | 106 |" in page
@@ -175,6 +176,7 @@ def test_webtech_study(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setitem(webtech.QUICK, "skip_stacks", others)
     monkeypatch.setitem(webtech.QUICK, "duration_s", 0.2)
     monkeypatch.setitem(webtech.QUICK, "repeats", 2)
+    monkeypatch.setitem(webtech.QUICK, "load", "seed")  # short: the literal load
     monkeypatch.setitem(webtech.QUICK, "four_user_tests", ("db",))
     page = check_study(cli, "webtech", tmp_path)
     assert "Part I, one user: requests/s, seed | here" in page
@@ -191,6 +193,7 @@ def test_docquery_study(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setitem(docquery.QUICK, "size", 300)
     monkeypatch.setitem(docquery.QUICK, "test1_requests", 200)
+    monkeypatch.setitem(docquery.QUICK, "load", "seed")  # short: the literal load
     monkeypatch.setattr(docquery.DocqueryStudy, "stacks",
                         lambda self: ["docquery-tornado-pymongo", "docquery-tornado-motor"])
     page = check_study(cli, "docquery", tmp_path)

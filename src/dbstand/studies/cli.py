@@ -29,9 +29,10 @@ def study(
         "--results", help="Check the claims on an earlier run of this study instead of "
                           "running it again")] = None,
     pin: Annotated[bool, typer.Option(
-        help="Pin kv cases whose client is one process (client and server CPUs)")] = True,
+        help="Place kv cases by the placement table (client and server CPUs)")] = True,
     pin_cpus: Annotated[str, typer.Option(
-        help="kv: where --pin puts client and server: separate or same (one CPU)")]
+        help="kv: the placement table's candidate: separate (the table), db-with-client "
+             "or same (one CPU)")]
         = DEFAULT_PLACEMENT,
 ) -> None:
     """Run a seed's study (its matrix, settings and sizes) on servers started for it,

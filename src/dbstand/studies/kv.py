@@ -108,10 +108,10 @@ class KvStudy(Study):
                 f"ops {', '.join(p['ops'])}; {p['revs']:,} operations an iteration, "
                 f"{p['pause_s']:g} s pause, dbstand's 95% CI stop rule (±3%, at most "
                 f"{p['max_iterations']} iterations, warm-up until two iterations agree); "
-                "CPU pinning: round-trip-bound cases (one operation in flight) put client "
-                "and Tarantool on one CPU (`--pin-cpus separate`: one each), concurrent "
-                "one-process cases (threads, coroutines) one CPU each, processes modes "
-                "unpinned (`--no-pin`: none pinned).")
+                "CPU placement: every case, sync and concurrent alike, by the one "
+                "placement table (client and Tarantool on their own CPUs; "
+                "docs/placement.md; `--pin-cpus same`: both on one CPU, `--no-pin`: none "
+                "pinned).")
 
     def cases(self, target: Any, quick: bool) -> list[Any]:
         """The matrix through `run kv`'s own functions: the main grid, then the sweeps
@@ -207,7 +207,7 @@ class KvStudy(Study):
                      f"{server.get('space_temporary', '?')}",
             "pinning": f"{pinned} of {len(done)} cases pinned"
                        + (f" ({placement}: client CPU {pins_of(done)})" if pinned else "")
-                       + "; the others have several operations in flight or ran --no-pin",
+                       + ("" if pinned == len(done) else "; the others ran --no-pin"),
         }
 
     # --- the claims ----------------------------------------------------------------------

@@ -104,7 +104,8 @@ def run_kv(
         = True,
     pin_cpus: Annotated[str, typer.Option(
         help="Where --pin puts every case: separate (the table: client and database each "
-             "on its own CPU) or same (both on one CPU, to reproduce earlier figures)")]
+             "on its own CPU), db-with-client or same (both on one CPU, to reproduce "
+             "earlier figures)")]
         = DEFAULT_PLACEMENT,
     protocol: Annotated[str | None, typer.Option(
         help="Protocols of stacks that offer several, e.g. binary,sql (tarantool), "

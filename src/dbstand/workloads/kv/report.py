@@ -137,7 +137,7 @@ def pinning_line(records: list[dict[str, Any]]) -> str:
     parts = [f"{len(group)} {name} (client CPU {group[0].get('client_cpus')}, server CPU "
              f"{group[0].get('server_cpus') or '-'})" for name, group in placements.items()]
     return (f"CPU pinning: {len(on)} of {len(pins)} case(s) pinned: " + ", ".join(parts)
-            + " (the others: a processes mode, or --no-pin)")
+            + ("" if len(on) == len(pins) else " (the others: --no-pin)"))
 
 
 def ratio_table(records: list[dict[str, Any]]) -> Table | None:
