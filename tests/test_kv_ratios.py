@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from dbstand.engine.stats import find_bimodal
-from dbstand.modes.pinning import pinned
+from dbstand.modes.pinning import DEFAULT_PLACEMENT, cpus_for, pinned
 from dbstand.targets.managed import ServerRecord
 from dbstand.workloads.kv.table import BaselineSpec, Point, judge_sweep
 
@@ -139,13 +139,14 @@ def test_loops_baseline_ratios_and_pinning_in_a_run(cli, tarantool_url: str,
     assert sum(1 for r in recs if r["stack"] == "tarantool") == 4
     assert all(r["baseline"] == "tarantool[binary]@sync" for r in recs)
     # one placement for every case of the table, one-at-a-time and concurrent alike:
-    # the table's, client and database on their own CPUs
+    # the table's (client and database where modes/pinning.py puts them)
     placements = set()
     for r in recs:
         pin = r["environment"]["server"]["cpu_pinning"]
         if len(before) >= 2:
-            assert pin["enabled"] and pin["placement"] == "separate", (r["mode"], pin)
-            assert not set(pin["client_cpus"]) & set(pin["server_cpus"]), pin
+            assert pin["enabled"] and pin["placement"] == DEFAULT_PLACEMENT, (r["mode"], pin)
+            assert pin["client_cpus"] == cpus_for("client"), pin
+            assert pin["server_cpus"] == cpus_for("database"), pin
             placements.add((tuple(pin["client_cpus"]), tuple(pin["server_cpus"])))
         # a warm-up that went on until two iterations agreed (at least 2)
         assert r["warmup_iterations"] >= 2, r["warmup_iterations"]
@@ -219,19 +220,19 @@ def test_a_bimodal_record_shows_both_modes(cli, tarantool_url: str, tmp_path: Pa
 
 def test_one_placement_table_for_every_role() -> None:
     """kv's client and database, a served stack and the later tiers all ask the one
-    table: the client on its side of the machine, everything it measures on the other."""
-    from dbstand.modes.pinning import ROLES, cpus_for
+    table (docs/placement.md: client, stack and database on one CPU; a profiler on
+    another); the candidates measured against it stay selectable."""
+    from dbstand.modes.pinning import ROLES
 
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         assert cpus_for("client") is None
         return
     client = cpus_for("client")
-    assert client and cpus_for("profiler") == client
-    for role in ("stack", "database", "proxy"):
-        mine = cpus_for(role)
-        assert mine and not set(mine) & set(client)
+    assert client == cpus_for("stack") == cpus_for("database") == cpus_for("proxy")
+    assert not set(cpus_for("profiler") or []) & set(client)
     assert set(ROLES) == {"client", "stack", "database", "proxy", "profiler"}
-    assert cpus_for("client", "same") == cpus_for("database", "same") == cpus[:1]
+    apart = cpus_for("database", "separate")
+    assert apart and not set(apart) & set(cpus_for("client", "separate") or [])
     with pytest.raises(ValueError):
         cpus_for("generator")

@@ -9,6 +9,7 @@ import os
 import pytest
 
 from dbstand.errors import UserError
+from dbstand.modes.pinning import DEFAULT_PLACEMENT, cpus_for
 from dbstand.workloads.http_load import SEED, LoadPlan, check_load, measure, served_config
 
 from .conftest import Nginx
@@ -33,8 +34,8 @@ def test_steady_load_warms_up_runs_long_enough_and_stops_by_the_rule(nginx: Ngin
         assert m["repeats"] == 5 or m["stop_reason"] == "max-time"
     where = m["placement"]
     if len(os.sched_getaffinity(0)) >= 2:
-        assert where["enabled"] and where["cpus"]["client"] and where["cpus"]["stack"]
-        assert not set(where["cpus"]["client"]) & set(where["cpus"]["stack"])
+        assert where["enabled"] and where["placement"] == DEFAULT_PLACEMENT
+        assert where["cpus"] == {"client": cpus_for("client"), "stack": cpus_for("stack")}
     assert m["load"]["load"] == "steady" and m["load"]["min_run_s"] == 0.3
 
 

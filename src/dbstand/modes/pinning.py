@@ -15,9 +15,10 @@ docquery and parking) gets the same placement, recorded with the case:
 - `database`: the database server's process tree;
 - `proxy`, `profiler`: the later tiers ask here too.
 
-The table puts the client on one side of the machine and everything it measures on
-the other, as the seeds ran client and server on separate machines. Affinities are put
-back when the case ends, also on error.
+The table was chosen by measurement (docs/placement.md): every stack gets the same
+resources under each candidate, and the one with the narrowest intervals on this
+2-core machine puts client, stack and database on one CPU. Affinities are put back
+when the case ends, also on error.
 """
 
 from __future__ import annotations
@@ -32,22 +33,25 @@ from typing import Any
 import psutil
 
 #: candidate tables: each role's side of the machine, the first half of the CPUs this
-#: process may use ("client") or the rest ("server"); on this 2-core machine CPU 0 and
-#: CPU 1. docs/placement.md measured them (bench/placement) and chose `separate`.
+#: process may use ("a") or the rest ("b"); on this 2-core machine CPU 0 and CPU 1.
+#: bench/placement measured them (docs/placement.md): `same` had the narrowest
+#: intervals (median ±12.4% against ±18.3% `separate`, ±22.9% `db-with-client`, ±45%
+#: unpinned, on a loaded machine) and gives every stack the same resources, so it is
+#: the table.
 CANDIDATES: dict[str, dict[str, str]] = {
+    # client, stack, database (and a proxy) on one CPU: no cross-CPU wake-up per
+    # message; a profiler watches from the other CPU without taking the measured one's
+    "same": {"client": "a", "stack": "a", "database": "a", "proxy": "a", "profiler": "b"},
     # the client apart from everything it measures, as the seeds' separate machines
-    "separate": {"client": "client", "stack": "server", "database": "server",
-                 "proxy": "server", "profiler": "client"},
+    "separate": {"client": "a", "stack": "b", "database": "b", "proxy": "b",
+                 "profiler": "a"},
     # the database beside the client, the stack alone
-    "db-with-client": {"client": "client", "stack": "server", "database": "client",
-                       "proxy": "server", "profiler": "client"},
-    # everything on one CPU (kv's old round-trip placement, to reproduce its figures)
-    "same": {"client": "client", "stack": "client", "database": "client",
-             "proxy": "client", "profiler": "client"},
+    "db-with-client": {"client": "a", "stack": "b", "database": "a", "proxy": "b",
+                       "profiler": "a"},
 }
 PLACEMENTS = tuple(CANDIDATES)
 #: the placement table every case gets unless `--pin-cpus` says otherwise
-DEFAULT_PLACEMENT = "separate"
+DEFAULT_PLACEMENT = "same"
 TABLE: dict[str, str] = CANDIDATES[DEFAULT_PLACEMENT]
 ROLES = tuple(TABLE)
 
@@ -70,7 +74,7 @@ def cpus_for(role: str, placement: str = DEFAULT_PLACEMENT) -> list[int] | None:
     if len(cpus) < 2:
         return None
     half = len(cpus) // 2
-    return cpus[:half] if CANDIDATES[placement][role] == "client" else cpus[half:]
+    return cpus[:half] if CANDIDATES[placement][role] == "a" else cpus[half:]
 
 
 def plan_cpus(placement: str = DEFAULT_PLACEMENT) -> tuple[int, int] | None:
@@ -202,7 +206,9 @@ def placed(parts: Mapping[str, Sequence[int]], wanted: bool = True, why_not: str
 
 
 def _reason(state: Placed, roots: Mapping[str, Sequence[int]]) -> str:
-    where = {"same": "all on one CPU", "separate": "client apart from what it measures",
+    where = {"same": "client, stack and database on one CPU",
+             "separate": "client apart from what it measures",
+             "db-with-client": "database beside the client, stack apart",
              }.get(state.placement, state.placement)
     unplaced = [role for role, pids in roots.items() if pids and role not in state.cpus]
     absent = [role for role, pids in roots.items() if not pids]

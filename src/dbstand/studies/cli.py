@@ -31,8 +31,8 @@ def study(
     pin: Annotated[bool, typer.Option(
         help="Place kv cases by the placement table (client and server CPUs)")] = True,
     pin_cpus: Annotated[str, typer.Option(
-        help="kv: the placement table's candidate: separate (the table), db-with-client "
-             "or same (one CPU)")]
+        help="kv: the placement table's candidate: same (the table: one CPU), separate "
+             "or db-with-client")]
         = DEFAULT_PLACEMENT,
 ) -> None:
     """Run a seed's study (its matrix, settings and sizes) on servers started for it,

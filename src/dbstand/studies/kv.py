@@ -109,9 +109,8 @@ class KvStudy(Study):
                 f"{p['pause_s']:g} s pause, dbstand's 95% CI stop rule (±3%, at most "
                 f"{p['max_iterations']} iterations, warm-up until two iterations agree); "
                 "CPU placement: every case, sync and concurrent alike, by the one "
-                "placement table (client and Tarantool on their own CPUs; "
-                "docs/placement.md; `--pin-cpus same`: both on one CPU, `--no-pin`: none "
-                "pinned).")
+                "placement table (client and Tarantool on one CPU; docs/placement.md; "
+                "`--pin-cpus separate`: one each, `--no-pin`: none pinned).")
 
     def cases(self, target: Any, quick: bool) -> list[Any]:
         """The matrix through `run kv`'s own functions: the main grid, then the sweeps

@@ -99,13 +99,12 @@ def run_kv(
              "e.g. 'tarantool[binary]@sync' (default: the first case of each operation)")]
         = None,
     pin: Annotated[bool, typer.Option(
-        help="Place every case (sync and concurrent alike) by the placement table: "
-             "client and database on their own CPUs (needs 2+ CPUs; docs/placement.md)")]
+        help="Place every case (sync and concurrent alike) by the placement table "
+             "(needs 2+ CPUs; docs/placement.md)")]
         = True,
     pin_cpus: Annotated[str, typer.Option(
-        help="Where --pin puts every case: separate (the table: client and database each "
-             "on its own CPU), db-with-client or same (both on one CPU, to reproduce "
-             "earlier figures)")]
+        help="Where --pin puts every case: same (the table: client and database on one "
+             "CPU), separate (each on its own) or db-with-client")]
         = DEFAULT_PLACEMENT,
     protocol: Annotated[str | None, typer.Option(
         help="Protocols of stacks that offer several, e.g. binary,sql (tarantool), "

@@ -182,7 +182,7 @@ class KvWorkload(Workload):
     operations = OPS
     #: place every case by the placement table (modes/pinning.py); `--no-pin`: none
     pin: bool = True
-    #: `--pin-cpus`: separate (the table: client apart from the database) or same
+    #: `--pin-cpus`: a candidate of the placement table (default: the table's)
     pin_cpus: str = DEFAULT_PLACEMENT
     #: `--baseline STACK[@MODE][@LOOP]`, recorded with every case for the report
     baseline: str | None = None
