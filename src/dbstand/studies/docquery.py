@@ -72,19 +72,16 @@ class DocqueryStudy(Study):
                    f"the seed's literal load, {p['repeats']} runs per case."))
 
     def run(self, options: StudyOptions) -> ResultsFile:
-        from dbstand.cli.common import console, redacted_argv
-        from dbstand.execution import RunRequest, default_output, execute
+        from dbstand.console import console, redacted_argv
         from dbstand.targets.mongodb.managed import ManagedFerretDB
-        from dbstand.workloads.docquery.workload import (
-            DocqueryOptions,
-            DocqueryWorkload,
-            build_cases,
-        )
+        from dbstand.workloads.docquery.options import DocqueryOptions
+        from dbstand.workloads.docquery.workload import DocqueryWorkload, build_cases
+        from dbstand.workloads.execution import RunRequest, default_output, execute
         from dbstand.workloads.http_load import served_config
 
         p = plan(options.quick)
         doc = DocqueryOptions(size=p["size"], repeats=p["repeats"], load=p["load"])
-        workload = DocqueryWorkload()
+        workload = DocqueryWorkload(doc)
         config = served_config(p["load"], p["repeats"], 3.0)
         with started(ManagedFerretDB(), "FerretDB (MongoDB's stand-in)") as rec:
             url = rec.target()

@@ -8,24 +8,27 @@ from typing import Annotated
 
 import typer
 
-from dbstand.cli.common import console, redacted_argv, split_ints, split_list
-from dbstand.cli.run_common import Export, Html, Output, finish
-from dbstand.distributed.cli import ClusterOption, cluster_for
-from dbstand.execution import RunRequest, default_output, execute
+from dbstand.console import console, redacted_argv, split_ints, split_list
+from dbstand.distributed.cli import ClusterOption
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.manifest import stacks_for
 from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads.execution import RunRequest, default_output, execute
 from dbstand.workloads.http_load import SEED, STEADY, check_load, served_config
-from dbstand.workloads.webtech.rules import TESTS
-from dbstand.workloads.webtech.workload import (
-    DEFAULT_CLIENTS,
+from dbstand.workloads.run_common import Export, Html, Output, finish
+from dbstand.workloads.webtech.options import (
     DEFAULT_REPEATS,
     DEFAULT_REQUESTS,
     MIN_REPEATS,
-    WORKLOAD,
     WebtechOptions,
+)
+from dbstand.workloads.webtech.rules import TESTS
+from dbstand.workloads.webtech.workload import (
+    DEFAULT_CLIENTS,
+    WORKLOAD,
     WebtechWorkload,
     build_cases,
+    check_request,
 )
 
 
@@ -55,17 +58,17 @@ def run_webtech(
     clients: Annotated[str, typer.Option(
         help="Concurrent keep-alive clients per level, e.g. 1,4,16,64,256")]
         = ",".join(map(str, DEFAULT_CLIENTS)),
-    load: Annotated[str, typer.Option(
-        help="steady: warm up until throughput is steady, runs of at least 1 s and "
-             "--requests, repeated until the 95% CI is within --ci (or --max-runs: "
-             "unstable); seed: the study's literal load (one warm-up request, --repeats "
-             "runs of exactly --requests)")] = STEADY,
     requests: Annotated[int, typer.Option(
         help="Requests per client in a run (steady: at least; seed: exactly)")]
         = DEFAULT_REQUESTS,
     repeats: Annotated[int | None, typer.Option(
         help=f"Runs per case (steady: at least, default {MIN_REPEATS}; seed: exactly, "
              f"default {DEFAULT_REPEATS})")] = None,
+    load: Annotated[str, typer.Option(
+        help="steady: warm up until throughput is steady, runs of at least 1 s and "
+             "--requests, repeated until the 95% CI is within --ci (or --max-runs: "
+             "unstable); seed: the study's literal load (one warm-up request, --repeats "
+             "runs of exactly --requests)")] = STEADY,
     ci: Annotated[float, typer.Option(
         help="Target half-width of the 95% CI, % of the mean (wider: unstable)")] = 3.0,
     max_runs: Annotated[int, typer.Option(help="steady: runs at most (the cap)")] = 30,
@@ -96,18 +99,15 @@ def run_webtech(
     repeats = repeats or (DEFAULT_REPEATS if load == SEED else MIN_REPEATS)
     options = WebtechOptions(requests=requests, repeats=repeats, duration_s=duration, load=load,
                              keepalive=keepalive, workers=workers, prefix=prefix,
-                             max_error_rate=max_error_rate)
+                             max_error_rate=max_error_rate, cluster=cluster)
     stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
     tests = split_list(test, "--test")
     levels = split_ints(clients, "--clients")
-    cases = build_cases(parse_target_url(target) if target else None, stacks, tests, levels,
-                        open_loop, options)
-    workload = WebtechWorkload()
-    with database(target) as url, cluster_for(workload, cluster):
-        cases = [type(c)(c.workload, c.stack, url, c.mode, c.op, c.params) for c in cases]
-        workload.use_target(url, prefix)
+    check_request(stacks, tests, levels, options)  # before a database is started
+    with database(target) as url:
+        cases = build_cases(url, stacks, tests, levels, open_loop, options)
         config = served_config(load, repeats, ci, max_runs)
-        results = execute(RunRequest(workload, cases, config,
+        results = execute(RunRequest(WebtechWorkload(options), cases, config,
                                      output or default_output(WORKLOAD), redacted_argv()),
                           console)
     finish(results, html, export)
