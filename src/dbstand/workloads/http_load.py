@@ -10,7 +10,8 @@ next request when the answer is in; or open loop at a fixed rate with
 coordinated-omission-corrected latency), each lasting at least `min_run_s` and at least
 `requests` answers (a seed's request count is the shape of a run, not its length), are
 repeated until the 95% interval of the mean is within `target_ci_pct`, or a cap
-(`max_repeats`, `max_time_s`) marks the case unstable. The `seed` load reproduces a
+(`max_repeats`, or `max_time_s` once `repeats` runs are done) marks the case
+unstable. The `seed` load reproduces a
 seed literally: one warm-up request, `repeats` runs of exactly `requests` requests.
 
 Every part runs where the placement table (`modes/pinning.py`) puts it: the generator
@@ -228,7 +229,10 @@ def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: in
             raise CaseFailed("the stack's server died during the measurement")
         times = [1.0 / r.successes_per_s if r.successes_per_s > 0 else float("inf")
                  for r in runs]
-        out_of_time = plan.steady and time.perf_counter() - began > plan.max_time_s
+        # the time cap never cuts a case below its least runs: a slow page's runs are
+        # long (the seed's request count), and two of them cannot make an interval
+        out_of_time = (plan.steady and len(runs) >= plan.repeats
+                       and time.perf_counter() - began > plan.max_time_s)
         decision = rule.decide(times, out_of_time)
         if decision.stop:
             break
