@@ -26,6 +26,7 @@ record's `series`, one list of intervals per run; the warm-up is not in it.
 
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -168,7 +169,8 @@ def _warm_up(url: str, plan: LoadPlan, cluster: ClusterSession | None) -> dict[s
 
 def _run_plan(plan: LoadPlan, warm_rate: float | None) -> LoadPlan:
     """One counted run's plan: the seed's literal count, or (steady) a closed run long
-    enough for both `min_run_s` and `requests` at the rate the warm-up reached."""
+    enough for both `min_run_s` and `requests` at `warm_rate` (the median rate seen so
+    far: one stalled warm-up step does not stretch every run)."""
     if not plan.steady or plan.rate or plan.duration_s:
         return plan
     need = plan.min_run_s
@@ -209,7 +211,7 @@ def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: in
                   ) -> tuple[tuple[list[LoadResult], TreeCpu, list[TreeCpu]], list[Any],
                              StopDecision]:
     app, dbs = TreeCpu(app_pid), [TreeCpu(pid) for pid in pids]
-    run = _run_plan(plan, warm_rate)
+    seen = [warm_rate] if warm_rate else []
     if plan.steady:
         rule = make_stop_rule(plan.stop_rule, plan.target_ci_pct, plan.repeats,
                               plan.max_repeats)
@@ -221,7 +223,10 @@ def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: in
     while True:
         for tree in (*dbs, app):
             tree.begin()
+        run = _run_plan(plan, statistics.median(seen) if seen else None)
         result = _one_run(url, run, cluster, shards)
+        if result.successes_per_s > 0:
+            seen.append(result.successes_per_s)
         for tree in (app, *dbs):
             tree.end()
         runs.append(result)
