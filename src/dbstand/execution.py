@@ -37,6 +37,7 @@ from dbstand.sql.ownership import DEFAULT_PREFIX
 from dbstand.targets.run_lock import run_locks
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, Workload
+from dbstand.workloads.network_axis import add_network, case_on_path
 from dbstand.workloads.records import case_record, failed_record
 
 
@@ -93,7 +94,9 @@ def _execute(request: RunRequest, console: Console,
                     progress.update(task, completed=done, total=total)
 
                 try:
-                    outcome = request.workload.run_case(case, request.config, tick)
+                    with case_on_path(case) as (run, path):
+                        outcome = request.workload.run_case(run, request.config, tick)
+                    add_network(outcome, path)
                     record = case_record(case, run_id, index, outcome, engine)
                 except (CaseFailed, TargetError, OwnershipError) as exc:
                     failed += 1

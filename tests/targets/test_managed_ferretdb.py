@@ -137,7 +137,7 @@ def test_missing_go_is_one_clear_line(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("DBSTAND_GO", raising=False)
     monkeypatch.delenv("DBSTAND_FERRETDB_BIN", raising=False)
-    monkeypatch.setattr(target, "GO_FALLBACKS", ())
+    monkeypatch.setattr(gobuild, "GO_FALLBACKS", ())
     with pytest.raises(ServerError, match="needs the Go toolchain") as info:
         target.ferretdb_binary()
     assert "\n" not in str(info.value)

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
 
 DEFAULT_TARGET = "sqlite://"
 
+DbRtt = Annotated[str | None, typer.Option(
+    "--db-rtt", help="Round-trip times between client and database, e.g. 0,0.2ms,1ms: 0 "
+    "is the direct path; any other value runs the cases through a managed Toxiproxy "
+    "adding that RTT (half each way) and adds a 'proxy, 0 ms' row (docs/network.md)")]
+
 Output = Annotated[Path | None, typer.Option("--output", "-o",
                    help="Results file (JSON Lines); default results/<time>-<workload>.jsonl")]
 def _check_html(path: Path | None) -> Path | None:

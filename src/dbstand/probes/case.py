@@ -10,6 +10,7 @@ from typing import Any
 
 import psutil
 
+from dbstand.network.route import proxy_probe
 from dbstand.probes.cpu import TreeCpu
 from dbstand.probes.locate import server_pid
 from dbstand.probes.statements import SqliteTrace, StatementCounter, open_counter
@@ -34,8 +35,11 @@ class CaseProbes:
         if self.pid == os.getpid():
             self.pid, self.pid_source = None, "the server is this process"
         self.server = TreeCpu(self.pid) if self.pid else None
+        # a routed target's proxy (network axis) is measured apart, not as the client
+        proxy_pid = target.route.proxy_pid if target.route is not None else None
+        self.proxy = proxy_probe(target)
         self.client_scope = client_scope
-        self.client = TreeCpu(os.getpid(), exclude=[self.pid] if self.pid else (),
+        self.client = TreeCpu(os.getpid(), exclude=[p for p in (self.pid, proxy_pid) if p],
                               self_cpu=client_scope == "process")
         self.statements: StatementCounter | None = None
         self.warmup: StatementCounter | None = None
@@ -63,6 +67,8 @@ class CaseProbes:
         self._statements("begin")
         if self.server is not None:
             self.server.begin()
+        if self.proxy is not None:
+            self.proxy.begin()
         self.client.begin()
         self._t0 = time.perf_counter()
 
@@ -70,6 +76,8 @@ class CaseProbes:
         self.window_s += time.perf_counter() - self._t0
         self.windows += 1
         self.client.end()
+        if self.proxy is not None:
+            self.proxy.end()
         if self.server is not None:
             self.server.end()
         self._statements("end")
@@ -117,6 +125,8 @@ class CaseProbes:
             out["server_rss_note"] = "sum of the tree's RSS at the windows' edges"
             if self.server.lost:
                 self.notes.append(self.server.lost)
+        if self.proxy is not None:
+            out.update(self.proxy.result(ops))
         counter = self.statements
         counted_ops = ops
         if self.warmup is not None:

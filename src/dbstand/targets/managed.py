@@ -342,6 +342,7 @@ def all_records() -> list[ServerRecord]:
 
 def record_for(url: TargetURL) -> ServerRecord | None:
     """The record of the running `dbstand server up` server that `url` points at, if any."""
+    url = url.direct()
     if url.host not in ("127.0.0.1", "localhost"):
         return None
     for record in all_records():

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from dbstand.cli.common import console, redacted_argv, split_ints, split_list
-from dbstand.cli.run_common import Export, Html, Output, finish, run_targets
+from dbstand.cli.run_common import DbRtt, Export, Html, Output, finish, run_targets
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.execution import RunRequest, default_output, execute
@@ -24,6 +24,7 @@ from dbstand.workloads.batch.workload import (
     BatchOptions,
     build_cases,
 )
+from dbstand.workloads.network_axis import db_paths, with_paths
 
 #: the stacks run when --stack is not given, per target kind (those installed)
 DEFAULT_STACKS = {"sqlite": ("sqlite3",), "postgresql": ("psycopg2", "psycopg", "asyncpg"),
@@ -90,6 +91,7 @@ def run_batch(
     prefix: Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
         = DEFAULT_PREFIX,
     keep: Annotated[bool, typer.Option(help="Keep the table after each case")] = False,
+    db_rtt: DbRtt = None,
     output: Output = None,
     html: Html = None,
     export: Export = None,
@@ -117,6 +119,7 @@ def run_batch(
                             notes=notes)
         for note in notes:
             console.print(f"[yellow]note:[/] {note}")
+        cases = with_paths(cases, db_paths(db_rtt, targets))
         results = execute(RunRequest(workload, cases, config,
                                      output or default_output("batch"), redacted_argv()),
                           console)

@@ -23,6 +23,7 @@ from typing import Any
 
 from dbstand.engine import Benchmark, CaseMeasurement, EngineConfig, run_benchmark
 from dbstand.errors import UserError
+from dbstand.network.route import proxy_probe
 from dbstand.stacks.catalog import StackSpec, get_stack
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
@@ -285,8 +286,9 @@ class BatchWorkload(Workload):
             server = client.server_facts()
             client.check_ownership()
             bench = BatchBenchmark(client, case)
+            proxy = proxy_probe(case.target)
             try:
-                measurement = run_benchmark(bench.benchmark(), cfg, progress)
+                measurement = run_benchmark(bench.benchmark(), cfg, progress, probe=proxy)
             except BaseException:
                 client.cleanup_after_failure(keep)
                 raise
@@ -317,4 +319,6 @@ class BatchWorkload(Workload):
             metrics["key_form"] = client.sql.key_form
         if self.baseline:
             metrics["baseline"] = self.baseline
+        if proxy is not None:
+            metrics["proxy"] = proxy.result(proxy.windows * measurement.revs)
         return CaseOutcome(metrics=metrics, server=server, packages=spec.versions())

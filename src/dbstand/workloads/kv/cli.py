@@ -8,7 +8,7 @@ import typer
 
 from dbstand.cli.common import console, redacted_argv, split_list
 from dbstand.cli.protocols import expand_protocols, with_probes
-from dbstand.cli.run_common import Export, Html, Output, finish, run_targets
+from dbstand.cli.run_common import DbRtt, Export, Html, Output, finish, run_targets
 from dbstand.distributed.cli import ClusterOption, on_cluster
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
@@ -21,6 +21,7 @@ from dbstand.targets.url import TargetURL
 from dbstand.workloads import Case, Workload, get_workload
 from dbstand.workloads.kv.keys import DISTRIBUTIONS
 from dbstand.workloads.kv.workload import DEFAULT_ROWS, OPS
+from dbstand.workloads.network_axis import db_paths, with_paths
 
 LOOPS = ("asyncio", "uvloop")
 
@@ -141,6 +142,7 @@ def run_kv(
         = DEFAULT_PREFIX,
     keep: Annotated[bool, typer.Option(help="Keep the table after each case")] = False,
     seed: Annotated[int, typer.Option(help="Random seed for keys")] = 42,
+    db_rtt: DbRtt = None,
     output: Output = None,
     html: Html = None,
     export: Export = None,
@@ -162,6 +164,7 @@ def run_kv(
                           sweep, split_list(loop, "--loop"))
         cases = with_probes(expand_protocols(cases, split_list(protocol, "--protocol")),
                             probes)
+        cases = with_paths(cases, db_paths(db_rtt, targets))
         results = execute(RunRequest(on_cluster(workload, cluster), cases, config,
                                      output or default_output("kv"), redacted_argv()),
                           console)

@@ -56,6 +56,11 @@ class DbApiKvClient(ConnKvClient):
     def server_facts(self) -> dict[str, Any]:
         return server_facts(self.target.kind, self.cur)
 
+    def ping(self) -> None:
+        """One trivial statement and its answer (the network axis's RTT check)."""
+        self.cur.execute("SELECT 1")
+        self.cur.fetchall()
+
     def forms(self) -> dict[str, str]:
         return dict(self.dialect.forms)
 

@@ -105,6 +105,10 @@ class TarantoolKv(ConnKvClient):
             raise connect_error(exc, t) from None
         self.ownership = TarantoolOwnership(self.conn, self.prefix)
 
+    def ping(self) -> None:
+        """One trivial request and its answer (the network axis's RTT check)."""
+        self.conn.ping(notime=True)
+
     def _admin(self, what: str, fn: Callable[[], T]) -> T:
         """Run untimed management work; a missing grant becomes one clear line."""
         try:

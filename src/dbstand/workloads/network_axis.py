@@ -1,0 +1,78 @@
+"""The RTT axis on a workload's cases (dbstand/network/): the matrix multiplied by the
+asked paths, and each case run on its path.
+
+A case of the axis carries `params["db_rtt"]` ("direct", "0 ms", "0.5 ms"), so
+`compare` matches cases on it and the report groups by it. Cases without the option
+carry nothing, and run exactly as before.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from dbstand.network.route import Pinger, RoutedPath, check_networked, routed
+from dbstand.network.rtt import RttPath, parse_rtts, path_of
+from dbstand.network.toxiproxy import PROGRAM
+from dbstand.sql.ownership import DEFAULT_PREFIX
+from dbstand.targets.url import TargetURL
+from dbstand.workloads.base import Case, CaseOutcome
+
+PARAM = "db_rtt"
+PROXY_KEYS = ("proxy_cpu_s", "proxy_cpu_us_per_op", "round_trips_per_op")
+
+
+def db_paths(text: str | None, targets: list[TargetURL]) -> list[RttPath]:
+    """The paths of `--db-rtt` (none when not given); an embedded target refuses."""
+    if text is None:
+        return []
+    paths = parse_rtts(text, "--db-rtt")
+    if any(p.rtt_us is not None for p in paths):
+        for target in targets:
+            check_networked(target)
+        PROGRAM.binary()  # built (once) before the run, not inside its first case
+    return paths
+
+
+def with_paths(cases: list[Case], paths: list[RttPath]) -> list[Case]:
+    """Each case once per path, path by path (a path's cases run together)."""
+    if not paths:
+        return cases
+    return [dataclasses.replace(case, params={**case.params, PARAM: path.label})
+            for path in paths for case in cases]
+
+
+def _open_pinger(target: TargetURL, prefix: str) -> Pinger:
+    """The kind's admin connection (workloads/kv/admin.py): SELECT 1 or a ping."""
+    from dbstand.workloads.kv.admin import admin_client
+
+    pinger: Pinger = admin_client(target, prefix)
+    return pinger
+
+
+@contextmanager
+def case_on_path(case: Case) -> Iterator[tuple[Case, RoutedPath | None]]:
+    """The case as it runs (its target routed through the proxy when an RTT is asked)
+    and its path; the case itself when the axis is not used."""
+    label = case.params.get(PARAM)
+    if label is None:
+        yield case, None
+        return
+    prefix = str(case.params.get("prefix", DEFAULT_PREFIX))
+    with routed(case.target, path_of(label),
+                lambda target: _open_pinger(target, prefix)) as path:
+        yield dataclasses.replace(case, target=path.target), path
+
+
+def add_network(outcome: CaseOutcome, path: RoutedPath | None) -> None:
+    """The record's `network` object: the path as asked and measured, with what the
+    workload's proxy probe saw in the timed windows (`metrics["proxy"]`, or its
+    `probes`): the proxy's CPU and its round trips per operation."""
+    if path is None:
+        return
+    seen = outcome.metrics.pop("proxy", None)
+    probes = outcome.metrics.get("probes")
+    if seen is None and isinstance(probes, dict):
+        seen = {k: probes[k] for k in PROXY_KEYS if k in probes}
+    outcome.metrics["network"] = path.record(seen)
