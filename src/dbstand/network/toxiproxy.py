@@ -25,7 +25,7 @@ from dbstand.targets.managed import (
     ManagedServer,
     ServerRecord,
     chown_tree,
-    die_with_parent,
+    parent_death_preexec,
     pid_running,
     stop_process,
 )
@@ -140,7 +140,7 @@ class ManagedToxiproxy(ManagedServer):
                 self._proc = subprocess.Popen(
                     [str(binary), "-host", self.host, "-port", str(self.port)],
                     stdin=subprocess.DEVNULL, stdout=log_fh, stderr=subprocess.STDOUT,
-                    cwd=str(base_dir), start_new_session=True, preexec_fn=die_with_parent,
+                    cwd=str(base_dir), start_new_session=True, preexec_fn=parent_death_preexec(),
                     user=self.run_as)
             except OSError as exc:
                 raise ServerError(f"cannot start {binary}: {exc.strerror}") from None

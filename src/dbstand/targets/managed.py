@@ -23,6 +23,7 @@ import subprocess
 import tempfile
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -258,6 +259,23 @@ def terminate_pid(pid: int, sig: int = signal.SIGTERM, timeout_s: float = 15.0) 
         time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
+
+
+def parent_death_preexec() -> Callable[[], None]:
+    """`die_with_parent` for a child that drops to a service user: libc is loaded here,
+    in the parent, because after the drop the child may not read Python's own files
+    (a root-only installation) to import ctypes."""
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return lambda: None
+
+    def preexec() -> None:
+        prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+
+    return preexec
 
 
 def die_with_parent() -> None:
