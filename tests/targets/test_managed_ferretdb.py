@@ -16,6 +16,7 @@ import pytest
 
 import managed_server_checks as checks
 from dbstand.errors import OwnershipError, ServerError
+from dbstand.targets import gobuild
 from dbstand.targets.managed import ServerRecord, pid_running
 from dbstand.targets.mongodb import managed as target
 from dbstand.targets.mongodb.ownership import MongoOwnership
