@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from dbstand.network.route import Pinger, RoutedPath, check_networked, routed
 from dbstand.network.rtt import RttPath, parse_rtts, path_of
@@ -76,3 +77,34 @@ def add_network(outcome: CaseOutcome, path: RoutedPath | None) -> None:
     if seen is None and isinstance(probes, dict):
         seen = {k: probes[k] for k in PROXY_KEYS if k in probes}
     outcome.metrics["network"] = path.record(seen)
+
+
+def path_lines(records: list[dict[str, Any]], per: str = "operation") -> list[str]:
+    """One line per path with a proxy, for a report's notes: the RTT asked and measured
+    (medians over the path's cases), the proxy's own cost, and its CPU per `per`."""
+    nets: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        net = r.get("network")
+        if r.get("status") == "ok" and isinstance(net, dict) and net.get("path") != "direct":
+            nets.setdefault(str(net.get("db_rtt")), []).append(net)
+    out = []
+    for label, group in sorted(nets.items(), key=lambda kv: path_of(kv[0]).rtt_us or 0):
+        path = path_of(label)
+        request, answer = path.split_us()
+
+        def median(key: str, group: list[dict[str, Any]] = group) -> float | None:
+            values = sorted(float(n[key]) for n in group if n.get(key) is not None)
+            return values[len(values) // 2] if values else None
+
+        measured, own, cpu = (median("measured_rtt_ms"), median("proxy_own_ms"),
+                              median("proxy_cpu_us_per_op"))
+        text = (f"path {path.title}: Toxiproxy, {request} µs to the database and {answer} "
+                f"µs back; RTT asked {(path.rtt_us or 0) / 1000:g} ms, measured "
+                + ("-" if measured is None else f"{measured:.3f}")
+                + f" ms (median of {len(group)} cases, each measured before it)")
+        if own is not None:
+            text += f"; the proxy's own cost {own * 1000:.0f} µs a round trip"
+        if cpu is not None:
+            text += f"; proxy CPU {cpu:,.0f} µs per {per}"
+        out.append(text)
+    return out

@@ -19,6 +19,7 @@ from typing import Any
 from dbstand.network.rtt import DIRECT, path_of
 from dbstand.report import model
 from dbstand.workloads.batch.scaling import SUPERLINEAR_EXPONENT, ScalingFit, scaling
+from dbstand.workloads.network_axis import path_lines
 
 OP_ORDER = ("insert", "update", "delete")
 LIMIT_PREFIX = "limit:"
@@ -310,28 +311,9 @@ def row(section: Section, line: Line) -> list[str]:
 
 def path_sentence(section: Section) -> str | None:
     """The section's path as asked and as measured (medians over its cases)."""
-    nets = [c["network"] for line in section.lines for c in line.cells.values()
-            if c.get("status") == "ok" and isinstance(c.get("network"), dict)]
-    if not nets:
-        return None
-    path = path_of(section.path)
-
-    def median_of(key: str) -> float | None:
-        values = sorted(float(n[key]) for n in nets if n.get(key) is not None)
-        return values[len(values) // 2] if values else None
-
-    measured, own = median_of("measured_rtt_ms"), median_of("proxy_own_ms")
-    cpu = median_of("proxy_cpu_us_per_op")
-    request, answer = path.split_us()
-    text = (f"path {path.title}: Toxiproxy, delay {request} µs to the database and "
-            f"{answer} µs back; RTT asked {(path.rtt_us or 0) / 1000:g} ms, measured "
-            f"{'-' if measured is None else f'{measured:.3f}'} ms (median over "
-            f"{len(nets)} cases, each measured before it)")
-    if own is not None:
-        text += f"; the proxy's own cost {own * 1000:.0f} µs a round trip"
-    if cpu is not None:
-        text += f"; proxy CPU {cpu:,.0f} µs per batch (apart from client and database)"
-    return text
+    lines = path_lines([c for line in section.lines for c in line.cells.values()],
+                       per="batch")
+    return lines[0] if lines else None
 
 
 def path_table(records: list[dict[str, Any]]) -> list[model.Table]:

@@ -11,12 +11,13 @@ from typing import Annotated
 import typer
 
 from dbstand.cli.common import console, redacted_argv, split_ints, split_list
-from dbstand.cli.run_common import Export, Html, Output, finish
+from dbstand.cli.run_common import DbRtt, Export, Html, Output, finish
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.execution import RunRequest, default_output, execute
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads.network_axis import db_paths, with_paths
 from dbstand.workloads.parking.workload import (
     BASELINE,
     DEFAULT_BATCHES,
@@ -65,6 +66,7 @@ def run_parking(
     baseline: Annotated[str, typer.Option(
         help="The stack whose server CPU per pass every stack is compared with (the "
              "study's reference: CPython + SQLAlchemy)")] = BASELINE,
+    db_rtt: DbRtt = None,
     output: Output = None,
     html: Html = None,
     export: Export = None,
@@ -86,6 +88,7 @@ def run_parking(
     with parking_targets(target) as targets:
         cases = build_cases(targets, stacks, split_list(logging, "--logging"),
                             split_ints(users, "--users"), options)
+        cases = with_paths(cases, db_paths(db_rtt, targets))
         results = execute(RunRequest(ParkingWorkload(baseline), cases, config,
                                      output or default_output("parking"), redacted_argv()),
                           console)

@@ -26,6 +26,7 @@ from dbstand.engine.executor import Executor, SyncExecutor
 from dbstand.engine.histogram import LatencyHistogram
 from dbstand.errors import CaseFailed, UserError
 from dbstand.modes.executors import ThreadExecutor
+from dbstand.network.route import proxy_probe
 from dbstand.probes.cpu import TreeCpu
 from dbstand.probes.locate import server_pid
 from dbstand.probes.statements import StatementCounter, open_counter
@@ -156,7 +157,11 @@ class ServiceProbes:
         self.db_pid, self.db_pid_source = server_pid(target)
         self.app = TreeCpu(service.pid)
         self.db = TreeCpu(self.db_pid) if self.db_pid else None
-        self.client = TreeCpu(os.getpid(), exclude=[p for p in (service.pid, self.db_pid) if p])
+        # on a --db-rtt path the proxy (dbstand's child) is measured apart from the client
+        self.proxy = proxy_probe(target)
+        proxy_pid = target.route.proxy_pid if target.route is not None else None
+        self.client = TreeCpu(os.getpid(), exclude=[p for p in (service.pid, self.db_pid,
+                                                                 proxy_pid) if p])
         self.statements: StatementCounter | None = None
         self.statements_source = ("unavailable: SQLite runs inside the app server, where "
                                   "dbstand cannot count its statements")
@@ -177,12 +182,12 @@ class ServiceProbes:
         if self.statements is not None:
             self.statements.begin()
         self._log0 = self.service.log_size()
-        for tree in (self.db, self.app, self.client):
+        for tree in (self.db, self.proxy, self.app, self.client):
             if tree is not None:
                 tree.begin()
 
     def end(self) -> None:
-        for tree in (self.client, self.app, self.db):
+        for tree in (self.client, self.app, self.proxy, self.db):
             if tree is not None:
                 tree.end()
         size, lines = self.service.log_size()
@@ -218,6 +223,8 @@ class ServiceProbes:
              if self.db_pid is None and "embedded" in self.db_pid_source
              else self.db_pid_source),
         }
+        if self.proxy is not None:  # per pass: the network axis's `network` object
+            out["proxy"] = self.proxy.result(passes)
         if self.statements is not None:
             per_pass: dict[str, float | None] = dict(self.statements.per_op(passes))
             total: dict[str, int | None] = dict(self.statements.total())
@@ -368,8 +375,9 @@ class ParkingWorkload(Workload):
         users, passes = case.params["users"], case.params["passes"]
         prefix = case.params.get("prefix", "dbstand_")
         if not case.params.get("keep"):  # close() drops its tables at the end of the run
+            direct = case.target.direct()  # not the --db-rtt proxy, gone by then
             self.__dict__.setdefault("_to_drop", {}).setdefault(
-                (case.target.secret(), prefix), (case.target, prefix))
+                (direct.secret(), prefix), (direct, prefix))
         with _service(case) as service:
             verdict = conformance(service.base_url)
             bench = PassBenchmark(service, users, passes, cfg.warmup)
