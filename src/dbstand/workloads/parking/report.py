@@ -76,7 +76,7 @@ def where(r: dict[str, Any]) -> str:
     different paths are different rows, each compared with its own path's baseline."""
     label = (r.get("params") or {}).get("db_rtt")
     target = str(r.get("target"))
-    return target if label is None else f"{target} [{path_of(str(label)).title}]"
+    return target if label is None else f"{target} ({path_of(str(label)).title})"
 
 
 def _key(r: dict[str, Any]) -> tuple[str, str, int]:

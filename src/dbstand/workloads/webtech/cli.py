@@ -9,13 +9,14 @@ from typing import Annotated
 import typer
 
 from dbstand.cli.common import console, redacted_argv, split_ints, split_list
-from dbstand.cli.run_common import Export, Html, Output, finish
+from dbstand.cli.run_common import DbRtt, Export, Html, Output, finish
 from dbstand.distributed.cli import ClusterOption, cluster_for
 from dbstand.engine.config import EngineConfig
 from dbstand.execution import RunRequest, default_output, execute
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.manifest import stacks_for
 from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads.network_axis import db_paths, with_paths
 from dbstand.workloads.webtech.rules import TESTS
 from dbstand.workloads.webtech.workload import (
     DEFAULT_CLIENTS,
@@ -26,6 +27,9 @@ from dbstand.workloads.webtech.workload import (
     WebtechWorkload,
     build_cases,
 )
+
+#: the tests that read the database: the only ones with a --db-rtt path
+DB_TESTS = ("db", "cache")
 
 
 @contextlib.contextmanager
@@ -73,6 +77,7 @@ def run_webtech(
         help="Database of the db and cache tests (default: a throwaway MariaDB)")] = None,
     prefix: Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
         = DEFAULT_PREFIX,
+    db_rtt: DbRtt = None,
     output: Output = None,
     html: Html = None,
     export: Export = None,
@@ -92,6 +97,11 @@ def run_webtech(
     workload = WebtechWorkload()
     with database(target) as url, cluster_for(workload, cluster):
         cases = [type(c)(c.workload, c.stack, url, c.mode, c.op, c.params) for c in cases]
+        # only the tests that read the database have a path to delay
+        paths = db_paths(db_rtt, [url])
+        if paths:
+            cases = [c for c in cases if c.op not in DB_TESTS] + with_paths(
+                [c for c in cases if c.op in DB_TESTS], paths)
         workload.use_target(url, prefix)
         config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)
         results = execute(RunRequest(workload, cases, config,

@@ -20,6 +20,7 @@ from typing import Any
 
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, UserError
+from dbstand.network.route import proxy_probe
 from dbstand.probes.locate import server_pid
 from dbstand.stacks.build import ensure_built
 from dbstand.stacks.launcher import StackHandle, running_stack
@@ -133,7 +134,10 @@ class WebtechWorkload(Workload):
 
     # --- one case -------------------------------------------------------------------
     def _stack(self, case: Case) -> StackHandle:
-        if self._running is not None and self._running[0] == case.stack:
+        # a case on a --db-rtt path reaches the database through its own proxy: the
+        # stack is started for it (and stopped before the next case's)
+        routed = case.target.route is not None
+        if self._running is not None and self._running[0] == case.stack and not routed:
             return self._running[1]
         self._stop_stack()
         manifest = get_manifest(case.stack, WORKLOAD)
@@ -141,13 +145,15 @@ class WebtechWorkload(Workload):
         needs_db = bool({"db", "cache"} & set(manifest.tests))
         if needs_db and self.target is None:
             raise CaseFailed("no database target for the db and cache tests")
+        target = case.target if routed else self.target
         stack_exit = contextlib.ExitStack()
         handle = stack_exit.enter_context(running_stack(
-            manifest, target=self.target if needs_db else None, prefix=prefix,
+            manifest, target=target if needs_db else None, prefix=prefix,
             workers=case.params["workers"] or self._default_workers(case.stack),
             static_dir=SERVED.static_dir))
-        self._stack_exit, self._running = stack_exit, (case.stack, handle)
-        checks = SERVED.verify(handle, self.target, prefix)
+        self._stack_exit = stack_exit
+        self._running = None if routed else (case.stack, handle)
+        checks = SERVED.verify(handle, target, prefix)
         problem = failures(checks)
         if problem:
             self._failed[case.stack] = f"verification failed: {problem}"
@@ -190,8 +196,19 @@ class WebtechWorkload(Workload):
                             max_error_rate=p["max_error_rate"])
         progress(0, plan.repeats)
         uses_db = case.op in ("db", "cache")
-        metrics = measure(url, plan, handle.pid, self._db_pid if uses_db else None,
-                          alive=handle.alive, cluster=self.cluster)
+        proxy = proxy_probe(case.target)
+        if proxy is not None:
+            proxy.begin()
+        try:
+            metrics = measure(url, plan, handle.pid, self._db_pid if uses_db else None,
+                              alive=handle.alive, cluster=self.cluster)
+        finally:
+            if proxy is not None:
+                proxy.end()
+            if case.target.route is not None:
+                self._stop_stack()  # its proxy stops with the case
+        if proxy is not None:  # over the whole load (its repeats), per request
+            metrics["proxy"] = proxy.result(int(metrics.get("requests") or 0))
         progress(plan.repeats, plan.repeats)
         if case.mode != OPEN:
             self._best[key] = max(self._best.get(key, 0.0), metrics["ops_per_s"])
