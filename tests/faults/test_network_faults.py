@@ -1,8 +1,9 @@
 """Network faults from the proxy of a --db-rtt path (Toxiproxy's own toxics, added
 through its API mid-case): a connection reset, a stall longer than the read limit,
 a connection cut slowly (data stops, the close comes 1.5 s later). For kv, batch,
-parking and webtech's db test, each ends in one clear line in a failed case record, a complete results file
-(nothing lost), exit code 1, and no process left behind (the proxy included)."""
+parking and webtech's db test, each ends in one clear line in a failed case record,
+a complete results file (nothing lost), exit code 1, and no process left behind (the
+proxy included)."""
 
 from __future__ import annotations
 
