@@ -45,11 +45,19 @@ def with_paths(cases: list[Case], paths: list[RttPath]) -> list[Case]:
 
 
 def _open_pinger(target: TargetURL, prefix: str) -> Pinger:
-    """The kind's admin connection (workloads/kv/admin.py): SELECT 1 or a ping."""
-    from dbstand.workloads.kv.admin import admin_client
+    """The kind's own pinger (`targets/<kind>/ping.py`) if it has one, else its admin
+    connection (workloads/kv/admin.py): SELECT 1 or Tarantool's ping."""
+    import importlib
 
-    pinger: Pinger = admin_client(target, prefix)
-    return pinger
+    try:
+        module = importlib.import_module(f"dbstand.targets.{target.kind}.ping")
+    except ModuleNotFoundError:
+        from dbstand.workloads.kv.admin import admin_client
+
+        pinger: Pinger = admin_client(target, prefix)
+        return pinger
+    found: Pinger = module.open_pinger(target)
+    return found
 
 
 @contextmanager

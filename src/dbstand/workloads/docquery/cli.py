@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from dbstand.cli.common import console, redacted_argv, split_list
-from dbstand.cli.run_common import Export, Html, Output, finish
+from dbstand.cli.run_common import DbRtt, Export, Html, Output, finish
 from dbstand.distributed.cli import ClusterOption, cluster_for
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
@@ -26,6 +26,7 @@ from dbstand.workloads.docquery.workload import (
     DocqueryWorkload,
     build_cases,
 )
+from dbstand.workloads.network_axis import db_paths, with_paths
 
 #: (URL, the server's name in results, database server pids whose CPU counts)
 Served = tuple[TargetURL, str, list[int]]
@@ -77,6 +78,7 @@ def run_docquery(
         help="A case with more failed requests than this share fails")] = 0.01,
     prefix: Annotated[str, typer.Option(help="Prefix of the collections and tables dbstand "
                                              "owns")] = DEFAULT_PREFIX,
+    db_rtt: DbRtt = None,
     output: Output = None,
     html: Html = None,
     export: Export = None,
@@ -99,6 +101,7 @@ def run_docquery(
                   if any(url.kind in _databases(s) for url, _ in pairs)]
         cases = build_cases(pairs, usable, split_list(test, "--test"),
                             split_list(connections, "--connections"), open_loop, options)
+        cases = with_paths(cases, db_paths(db_rtt, [url for url, _ in pairs]))
         workload.use_targets({url.redacted(): pids for url, _, pids in served if pids})
         config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)
         results = execute(RunRequest(workload, cases, config,

@@ -21,6 +21,7 @@ from typing import Any
 
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, UserError
+from dbstand.network.route import proxy_probe
 from dbstand.probes.locate import server_pid
 from dbstand.stacks.build import ensure_built
 from dbstand.stacks.launcher import StackHandle, running_stack
@@ -123,13 +124,13 @@ class DocqueryWorkload(Workload):
         self._db_pids = db_pids
 
     def _stack(self, case: Case) -> StackHandle:
-        key = (case.stack, case.target.redacted())
+        key = _key(case)
         if self._running is not None and self._running[0] == key:
             return self._running[1]
         self._stop_stack()
         p = case.params
         spec = served(p["size"], p["seed"])
-        spec.prepare(case.target, p["prefix"])
+        spec.prepare(case.target.direct(), p["prefix"])  # loaded directly, not delayed
         stack_exit = contextlib.ExitStack()
         handle = stack_exit.enter_context(running_stack(
             get_manifest(case.stack, WORKLOAD), target=case.target, prefix=p["prefix"],
@@ -148,7 +149,7 @@ class DocqueryWorkload(Workload):
             stack_exit.close()
 
     def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
-        key = (case.stack, case.target.redacted())
+        key = _key(case)
         if key in self._failed:
             raise CaseFailed(self._failed[key])
         handle = self._stack(case)
@@ -165,12 +166,23 @@ class DocqueryWorkload(Workload):
                             keepalive=p["keepalive"], repeats=p["repeats"],
                             max_error_rate=p["max_error_rate"])
         progress(0, plan.repeats)
-        pids = self._db_pids.get(case.target.redacted())
+        pids = self._db_pids.get(case.target.direct().redacted())
         if pids is None:
             pid, _ = server_pid(case.target)
             pids = [pid] if pid else []
-        metrics = measure(handle.base_url + PATH, plan, handle.pid, pids, alive=handle.alive,
-                          cluster=self.cluster)
+        proxy = proxy_probe(case.target)  # the Tornado -> database hop of a --db-rtt path
+        if proxy is not None:
+            proxy.begin()
+        try:
+            metrics = measure(handle.base_url + PATH, plan, handle.pid, pids,
+                              alive=handle.alive, cluster=self.cluster)
+        finally:
+            if proxy is not None:
+                proxy.end()
+            if case.target.route is not None:
+                self._stop_stack()  # its proxy stops with the case
+        if proxy is not None:
+            metrics["proxy"] = proxy.result(int(metrics.get("requests") or 0))
         progress(plan.repeats, plan.repeats)
         if case.mode != OPEN:
             self._best[key] = max(self._best.get(key, 0.0), metrics["ops_per_s"])
@@ -188,6 +200,14 @@ class DocqueryWorkload(Workload):
 
     def close(self) -> None:
         self._stop_stack()
+
+
+def _key(case: Case) -> tuple[str, str]:
+    """A case's stack and database (its --db-rtt path too): what a running stack, a
+    failure and a closed-loop maximum belong to."""
+    where = case.target.direct().redacted()
+    label = case.params.get("db_rtt")
+    return case.stack, where if label is None else f"{where} ({label})"
 
 
 def ab_table(metrics: dict[str, Any], plan: LoadPlan) -> dict[str, Any]:
