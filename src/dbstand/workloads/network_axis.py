@@ -9,11 +9,11 @@ carry nothing, and run exactly as before.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from dbstand.network.route import Pinger, RoutedPath, check_networked, routed
+from dbstand.network.route import Pinger, RoutedPath, check_networked, proxy_probe, routed
 from dbstand.network.rtt import RttPath, parse_rtts, path_of
 from dbstand.network.toxiproxy import PROGRAM
 from dbstand.sql.ownership import DEFAULT_PREFIX
@@ -116,3 +116,23 @@ def path_lines(records: list[dict[str, Any]], per: str = "operation") -> list[st
             text += f"; proxy CPU {cpu:,.0f} µs per {per}"
         out.append(text)
     return out
+
+
+def load_on_path(target: TargetURL, run: Callable[[], dict[str, Any]],
+                 stop: Callable[[], None]) -> dict[str, Any]:
+    """A served workload's load (`run`) on a case's path: the proxy probed around all of
+    it (its figures per request, `metrics["proxy"]`), and the stack stopped (`stop`)
+    after a routed case, whose proxy ends with the case."""
+    probe = proxy_probe(target)
+    if probe is not None:
+        probe.begin()
+    try:
+        metrics = run()
+    finally:
+        if probe is not None:
+            probe.end()
+        if target.route is not None:
+            stop()
+    if probe is not None:
+        metrics["proxy"] = probe.result(int(metrics.get("requests") or 0))
+    return metrics

@@ -21,7 +21,6 @@ from typing import Any
 
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, UserError
-from dbstand.network.route import proxy_probe
 from dbstand.probes.locate import server_pid
 from dbstand.stacks.build import ensure_built
 from dbstand.stacks.launcher import StackHandle, running_stack
@@ -30,6 +29,7 @@ from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.docquery.verify import PATH, served
 from dbstand.workloads.http_load import LoadPlan, measure
+from dbstand.workloads.network_axis import load_on_path
 from dbstand.workloads.served import failures
 
 WORKLOAD = "docquery"
@@ -170,19 +170,10 @@ class DocqueryWorkload(Workload):
         if pids is None:
             pid, _ = server_pid(case.target)
             pids = [pid] if pid else []
-        proxy = proxy_probe(case.target)  # the Tornado -> database hop of a --db-rtt path
-        if proxy is not None:
-            proxy.begin()
-        try:
-            metrics = measure(handle.base_url + PATH, plan, handle.pid, pids,
-                              alive=handle.alive, cluster=self.cluster)
-        finally:
-            if proxy is not None:
-                proxy.end()
-            if case.target.route is not None:
-                self._stop_stack()  # its proxy stops with the case
-        if proxy is not None:
-            metrics["proxy"] = proxy.result(int(metrics.get("requests") or 0))
+        # on a --db-rtt path, the Tornado -> database hop goes through the proxy
+        metrics = load_on_path(case.target, lambda: measure(
+            handle.base_url + PATH, plan, handle.pid, pids, alive=handle.alive,
+            cluster=self.cluster), self._stop_stack)
         progress(plan.repeats, plan.repeats)
         if case.mode != OPEN:
             self._best[key] = max(self._best.get(key, 0.0), metrics["ops_per_s"])

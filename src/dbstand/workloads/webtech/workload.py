@@ -20,7 +20,6 @@ from typing import Any
 
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, UserError
-from dbstand.network.route import proxy_probe
 from dbstand.probes.locate import server_pid
 from dbstand.stacks.build import ensure_built
 from dbstand.stacks.launcher import StackHandle, running_stack
@@ -28,6 +27,7 @@ from dbstand.stacks.manifest import Manifest, get_manifest
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.http_load import LoadPlan, measure
+from dbstand.workloads.network_axis import load_on_path
 from dbstand.workloads.served import failures
 from dbstand.workloads.webtech.rules import STUDY_TESTS, TESTS
 from dbstand.workloads.webtech.verify import SERVED
@@ -196,19 +196,9 @@ class WebtechWorkload(Workload):
                             max_error_rate=p["max_error_rate"])
         progress(0, plan.repeats)
         uses_db = case.op in ("db", "cache")
-        proxy = proxy_probe(case.target)
-        if proxy is not None:
-            proxy.begin()
-        try:
-            metrics = measure(url, plan, handle.pid, self._db_pid if uses_db else None,
-                              alive=handle.alive, cluster=self.cluster)
-        finally:
-            if proxy is not None:
-                proxy.end()
-            if case.target.route is not None:
-                self._stop_stack()  # its proxy stops with the case
-        if proxy is not None:  # over the whole load (its repeats), per request
-            metrics["proxy"] = proxy.result(int(metrics.get("requests") or 0))
+        metrics = load_on_path(case.target, lambda: measure(
+            url, plan, handle.pid, self._db_pid if uses_db else None, alive=handle.alive,
+            cluster=self.cluster), self._stop_stack)
         progress(plan.repeats, plan.repeats)
         if case.mode != OPEN:
             self._best[key] = max(self._best.get(key, 0.0), metrics["ops_per_s"])
