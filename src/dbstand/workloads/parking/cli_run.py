@@ -10,23 +10,21 @@ from typing import Annotated
 
 import typer
 
-from dbstand.cli.common import console, redacted_argv, split_ints, split_list
-from dbstand.cli.run_common import DbRtt, Export, Html, Output, finish
+from dbstand.console import console, redacted_argv, split_ints, split_list
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
-from dbstand.execution import RunRequest, default_output, execute
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads.execution import RunRequest, default_output, execute
 from dbstand.workloads.network_axis import db_paths, with_paths
-from dbstand.workloads.parking.workload import (
+from dbstand.workloads.parking.options import (
     BASELINE,
     DEFAULT_BATCHES,
     DEFAULT_PASSES,
     ParkingOptions,
-    ParkingWorkload,
-    build_cases,
-    parking_stacks,
 )
+from dbstand.workloads.parking.workload import ParkingWorkload, build_cases, parking_stacks
+from dbstand.workloads.run_common import DbRtt, Export, Html, Output, finish
 
 
 @contextlib.contextmanager
@@ -76,7 +74,8 @@ def run_parking(
     DB CPU per pass, each stack's server CPU against the baseline's, statements by
     kind, log volume, the effect of logging (both ways), per-function latency."""
     check_prefix(prefix)
-    options = ParkingOptions(passes=passes, batches=batches, prefix=prefix, keep=keep)
+    options = ParkingOptions(passes=passes, batches=batches, prefix=prefix, keep=keep,
+                             baseline=baseline)
     options.check()
     config = EngineConfig(revs=passes, warmup=warmup, min_iterations=batches,
                           max_iterations=batches, max_time_s=1e9, target_ci_pct=ci,
@@ -89,7 +88,7 @@ def run_parking(
         cases = build_cases(targets, stacks, split_list(logging, "--logging"),
                             split_ints(users, "--users"), options)
         cases = with_paths(cases, db_paths(db_rtt, targets))
-        results = execute(RunRequest(ParkingWorkload(baseline), cases, config,
+        results = execute(RunRequest(ParkingWorkload(options), cases, config,
                                      output or default_output("parking"), redacted_argv()),
                           console)
     finish(results, html, export)
