@@ -45,8 +45,9 @@ class RttPath:
 
 
 def path_of(label: str) -> RttPath:
-    """The path a case parameter names ("direct", "0 ms", "0.5 ms")."""
-    if label == DIRECT:
+    """The path a case parameter names ("direct", "0 ms", "0.5 ms"; "": a case of a run
+    without the axis, on the direct path)."""
+    if label in (DIRECT, ""):
         return RttPath(None)
     return _path(label.replace(" ", ""), "db_rtt")
 

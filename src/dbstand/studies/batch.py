@@ -185,9 +185,8 @@ class BatchStudy(Study):
         measured before its cases."""
         from dbstand.workloads.batch.report import sections
 
-        insert = [s for s in sections(records) if s.op == "insert" and s.predicate == "index"
-                  and s.path]
-        if not insert:
+        insert = [s for s in sections(records) if s.op == "insert" and s.predicate == "index"]
+        if not any(s.path for s in insert):
             return None
         n = max(size for s in insert for size in s.sizes)
         seed = self.data["tables"]["insert"]
