@@ -65,3 +65,20 @@ def test_webtech_db_test(cli, mariadb_url: str, tmp_path: Path) -> None:
     assert delayed["network"]["round_trips_per_op"] >= 1
     assert delayed["latency_us"]["p50"] >= 1000
     assert "db (1 ms) ops/s" in res.stdout
+
+
+def test_webtech_generator_to_stack(cli, tmp_path: Path) -> None:
+    out = tmp_path / "w.jsonl"
+    res = cli("run", "webtech", "--stack", "go-nethttp", "--test", "hello", "--clients", "1",
+              "--requests", "50", "--repeats", "2", "--app-rtt", "0,1ms", "-o", str(out))
+    assert res.code == 0, res.stdout + res.stderr
+    recs = {r["params"]["app_rtt"]: r for r in cases(out)}
+    assert set(recs) == {"direct", "0 ms", "1 ms"}
+    assert all(r["status"] == "ok" for r in recs.values())
+    app = recs["1 ms"]["app_network"]
+    assert app["measured_rtt_ms"] >= 0.95 and app["delay_us"] == {"request": 500,
+                                                                   "answer": 500}
+    assert app["round_trips_per_op"] == pytest.approx(1.0, abs=0.05)  # one per request
+    assert recs["1 ms"]["latency_us"]["p50"] >= 1000
+    assert "hello (app 1 ms) ops/s" in res.stdout
+    assert "generator -> stack path 1 ms: Toxiproxy, 500 µs to the stack" in res.stdout

@@ -65,10 +65,10 @@ class ProxyProbe:
     """The proxy's CPU and the round trips it carried, around the engine's timed
     windows (the engine's Probe protocol)."""
 
-    def __init__(self, route: Route):
-        self.tree = TreeCpu(route.proxy_pid)
-        self.api = ToxiproxyAPI(route.api_port, route.api_host)
-        self.proxy = route.proxy
+    def __init__(self, pid: int, api_host: str, api_port: int, proxy: str = PROXY_NAME):
+        self.tree = TreeCpu(pid)
+        self.api = ToxiproxyAPI(api_port, api_host)
+        self.proxy = proxy
         self.windows = 0
         self.turns = 0
         self._turns0 = 0
@@ -94,7 +94,9 @@ class ProxyProbe:
 
 def proxy_probe(target: TargetURL) -> ProxyProbe | None:
     """A probe of the proxy a routed target goes through; None on the direct path."""
-    return ProxyProbe(target.route) if target.route is not None else None
+    route = target.route
+    return None if route is None else ProxyProbe(route.proxy_pid, route.api_host,
+                                                 route.api_port, route.proxy)
 
 
 @dataclass
@@ -104,44 +106,75 @@ class RoutedPath:
     path: RttPath
     target: TargetURL
     measured: dict[str, Any] = field(default_factory=dict)
-    proxy: ManagedToxiproxy | None = None
 
     def record(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """The case record's `network` object."""
-        return {"db_rtt": self.path.label, "asked_rtt_ms": _ms(self.path.rtt_us),
-                **self.measured, **(extra or {})}
+        return path_record("db_rtt", self.path, self.measured, extra)
+
+
+def path_record(param: str, path: RttPath, measured: dict[str, Any],
+                extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A record's `network` (param db_rtt) or `app_network` (app_rtt) object."""
+    return {param: path.label, "asked_rtt_ms": _ms(path.rtt_us), **measured,
+            **(extra or {})}
 
 
 def _ms(micros: int | float | None) -> float | None:
     return None if micros is None else round(micros / 1000, 4)
 
 
+@dataclass
+class Proxied:
+    """A Toxiproxy of one case in front of `upstream`: where to connect instead
+    (`host`, `port`), the proxy's process and API, and what was measured."""
+
+    host: str
+    port: int
+    pid: int
+    api_port: int
+    measured: dict[str, Any]
+
+
+@contextmanager
+def delayed(upstream: str, path: RttPath, direct: Callable[[], Pinger],
+            via: Callable[[str, int], Pinger], *, host: str = HOST) -> Iterator[Proxied]:
+    """A Toxiproxy of its own (started here, stopped on the way out) forwarding `host`:
+    a free port to `upstream` ("host:port") with `path`'s delay, the added RTT measured
+    before anything else uses it: `direct()` opens a pinger to the upstream itself,
+    `via(host, port)` one through the proxy."""
+    with ManagedToxiproxy(settings={"host": host}) as record:
+        api = ToxiproxyAPI(record.port, host)
+        port = api.create_proxy(PROXY_NAME, upstream, f"{host}:0")
+        measured = measure_path(api, path, direct, lambda: via(host, port))
+        measured["proxy"] = record.settings["server"]
+        yield Proxied(host, port, record.pid, record.port, measured)
+
+
 @contextmanager
 def routed(target: TargetURL, path: RttPath, open_pinger: OpenPinger, *,
            host: str = HOST) -> Iterator[RoutedPath]:
     """The case's path: the target itself when direct, else a routed copy whose host
-    and port are a Toxiproxy of its own (started here, stopped on the way out)."""
+    and port are a Toxiproxy of its own."""
     if path.rtt_us is None:
         yield RoutedPath(path, target, {"path": "direct"})
         return
     check_networked(target)
     kind = get_kind(target.kind)
     upstream = f"{target.host or HOST}:{target.port or kind.default_port}"
-    with ManagedToxiproxy(settings={"host": host}) as record:
-        api = ToxiproxyAPI(record.port, host)
-        port = api.create_proxy(PROXY_NAME, upstream, f"{host}:0")
-        via = replace(target, host=host, port=port,
-                      password=target.password or password_for(target),
-                      route=Route(target, record.pid, path.label, host, record.port,
-                                  PROXY_NAME))
-        routed_path = RoutedPath(path, via)
-        routed_path.measured = measure_path(api, path, target, via, open_pinger)
-        routed_path.measured["proxy"] = record.settings["server"]
-        yield routed_path
+    password = target.password or password_for(target)
+
+    def through(proxy_host: str, port: int) -> TargetURL:
+        return replace(target, host=proxy_host, port=port, password=password)
+
+    with delayed(upstream, path, lambda: open_pinger(target),
+                 lambda h, p: open_pinger(through(h, p)), host=host) as proxied:
+        via = replace(through(proxied.host, proxied.port), route=Route(
+            target, proxied.pid, path.label, proxied.host, proxied.api_port, PROXY_NAME))
+        yield RoutedPath(path, via, proxied.measured)
 
 
-def measure_path(api: ToxiproxyAPI, path: RttPath, target: TargetURL, via: TargetURL,
-                 open_pinger: OpenPinger) -> dict[str, Any]:
+def measure_path(api: ToxiproxyAPI, path: RttPath, direct: Callable[[], Pinger],
+                 via: Callable[[], Pinger]) -> dict[str, Any]:
     """The delay set on the proxy, and the added RTT measured around setting it.
 
     The delay is switched off and on `ROUNDS` times on one connection; each round's
@@ -149,14 +182,14 @@ def measure_path(api: ToxiproxyAPI, path: RttPath, target: TargetURL, via: Targe
     burst of load on a shared machine moves one round, not the figure.
     """
     request_us, answer_us = path.split_us()
-    direct = open_pinger(target)
+    first = direct()
     try:
-        direct_us = trivial_latency_us(direct)
+        direct_us = trivial_latency_us(first)
     finally:
-        direct.close()
+        first.close()
     bare: list[float] = []
     delayed: list[float] = []
-    pinger = open_pinger(via)
+    pinger = via()
     try:
         for _ in range(ROUNDS):
             api.set_delay(PROXY_NAME, 0, 0)

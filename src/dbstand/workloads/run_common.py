@@ -27,6 +27,10 @@ DbRtt = Annotated[str | None, typer.Option(
     "is the direct path; any other value runs the cases through a managed Toxiproxy "
     "adding that RTT (half each way) and adds a 'proxy, 0 ms' row (docs/network.md)")]
 
+AppRtt = Annotated[str | None, typer.Option(
+    "--app-rtt", help="Round-trip times between the load generator and the stack, e.g. "
+    "0,0.2ms,1ms: as --db-rtt, for the HTTP hop (docs/network.md)")]
+
 Output = Annotated[Path | None, typer.Option("--output", "-o",
                    help="Results file (JSON Lines); default results/<time>-<workload>.jsonl")]
 def _check_html(path: Path | None) -> Path | None:

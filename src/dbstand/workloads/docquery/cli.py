@@ -25,8 +25,8 @@ from dbstand.workloads.docquery.workload import (
     build_cases,
 )
 from dbstand.workloads.execution import RunRequest, default_output, execute
-from dbstand.workloads.network_axis import db_paths, with_paths
-from dbstand.workloads.run_common import DbRtt, Export, Html, Output, finish
+from dbstand.workloads.network_axis import app_paths, db_paths, with_app_paths, with_paths
+from dbstand.workloads.run_common import AppRtt, DbRtt, Export, Html, Output, finish
 
 #: (URL, the server's name in results, database server pids whose CPU counts)
 Served = tuple[TargetURL, str, list[int]]
@@ -79,6 +79,7 @@ def run_docquery(
     prefix: Annotated[str, typer.Option(help="Prefix of the collections and tables dbstand "
                                              "owns")] = DEFAULT_PREFIX,
     db_rtt: DbRtt = None,
+    app_rtt: AppRtt = None,
     output: Output = None,
     html: Html = None,
     export: Export = None,
@@ -102,6 +103,7 @@ def run_docquery(
         cases = build_cases(pairs, usable, split_list(test, "--test"),
                             split_list(connections, "--connections"), open_loop, options)
         cases = with_paths(cases, db_paths(db_rtt, [url for url, _ in pairs]))
+        cases = with_app_paths(cases, app_paths(app_rtt))
         workload.use_targets({url.redacted(): pids for url, _, pids in served if pids})
         config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)
         results = execute(RunRequest(workload, cases, config,

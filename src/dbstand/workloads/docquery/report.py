@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbstand.network.rtt import path_of
 from dbstand.report.model import (
     Bar,
     BarChart,
@@ -19,7 +18,7 @@ from dbstand.report.model import (
     fmt,
     measurement,
 )
-from dbstand.workloads.network_axis import path_lines
+from dbstand.workloads.network_axis import path_lines, paths_label
 
 #: the reference of each stack's ratio: the blocking driver of its family
 REFERENCE = {"docquery-tornado-motor": "docquery-tornado-pymongo",
@@ -49,8 +48,8 @@ def server_of(r: dict[str, Any]) -> str:
     """The server read, with its --db-rtt path when the case had one (the Tornado ->
     database hop): "FerretDB ... (1 ms)"."""
     server = str(r.get("server") or (r.get("params") or {}).get("server"))
-    label = (r.get("params") or {}).get("db_rtt")
-    return server if label is None else f"{server} ({path_of(str(label)).title})"
+    label = paths_label(r.get("params") or {})
+    return server if label is None else f"{server} ({label})"
 
 
 def data_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -156,9 +156,9 @@ class DocqueryWorkload(Workload):
             pid, _ = server_pid(case.target)
             pids = [pid] if pid else []
         # on a --db-rtt path, the Tornado -> database hop goes through the proxy
-        metrics = load_on_path(case.target, lambda: measure(
-            handle.base_url + PATH, plan, handle.pid, pids, alive=handle.alive,
-            cluster=self.cluster), self._stop_stack)
+        metrics = load_on_path(case, handle.base_url + PATH, lambda load_url: measure(
+            load_url, plan, handle.pid, pids, alive=handle.alive, cluster=self.cluster),
+            self._stop_stack)
         progress(plan.repeats, plan.repeats)
         if case.mode != OPEN:
             self._best[key] = max(self._best.get(key, 0.0), metrics["ops_per_s"])

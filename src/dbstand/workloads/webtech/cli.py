@@ -15,8 +15,8 @@ from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.manifest import stacks_for
 from dbstand.targets.url import TargetURL, parse_target_url
 from dbstand.workloads.execution import RunRequest, default_output, execute
-from dbstand.workloads.network_axis import db_paths, with_paths
-from dbstand.workloads.run_common import DbRtt, Export, Html, Output, finish
+from dbstand.workloads.network_axis import app_paths, db_paths, with_app_paths, with_paths
+from dbstand.workloads.run_common import AppRtt, DbRtt, Export, Html, Output, finish
 from dbstand.workloads.webtech.options import DEFAULT_REPEATS, DEFAULT_REQUESTS, WebtechOptions
 from dbstand.workloads.webtech.rules import TESTS
 from dbstand.workloads.webtech.workload import (
@@ -77,6 +77,7 @@ def run_webtech(
     prefix: Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
         = DEFAULT_PREFIX,
     db_rtt: DbRtt = None,
+    app_rtt: AppRtt = None,
     output: Output = None,
     html: Html = None,
     export: Export = None,
@@ -98,6 +99,7 @@ def run_webtech(
         if paths := db_paths(db_rtt, [url]):
             cases = [c for c in cases if c.op not in DB_TESTS] + with_paths(
                 [c for c in cases if c.op in DB_TESTS], paths)
+        cases = with_app_paths(cases, app_paths(app_rtt))
         config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)
         results = execute(RunRequest(WebtechWorkload(options), cases, config,
                                      output or default_output(WORKLOAD), redacted_argv()),

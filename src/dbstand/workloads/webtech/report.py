@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbstand.network.rtt import path_of
 from dbstand.report.model import (
     Bar,
     BarChart,
@@ -18,7 +17,7 @@ from dbstand.report.model import (
     fmt,
     measurement,
 )
-from dbstand.workloads.network_axis import path_lines
+from dbstand.workloads.network_axis import path_lines, paths_label
 from dbstand.workloads.webtech.rules import TESTS
 
 CAPTION = ("ops/s ↑: successful requests per second, mean of the runs (±: 95% CI); "
@@ -41,16 +40,14 @@ def _limit(records: list[dict[str, Any]], test: str, mode: str) -> float | None:
 
 def test_name(r: dict[str, Any]) -> str:
     """The test, with its --db-rtt path when it ran on one: "db (1 ms)"."""
-    label = (r.get("params") or {}).get("db_rtt")
+    label = paths_label(r.get("params") or {})
     op = str(r.get("op", ""))
-    return op if label is None else f"{op} ({path_of(str(label)).title})"
+    return op if label is None else f"{op} ({label})"
 
 
-def _test_order(name: str) -> tuple[int, int]:
+def _test_order(name: str) -> tuple[int, str]:
     op, _, path = name.partition(" (")
-    rtt = -1 if not path or path.startswith("direct") else (
-        0 if path.startswith("proxy") else path_of(path.rstrip(")")).rtt_us or 0)
-    return (TESTS.index(op) if op in TESTS else len(TESTS), rtt)
+    return (TESTS.index(op) if op in TESTS else len(TESTS), path)
 
 
 def data_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -186,9 +186,9 @@ class WebtechWorkload(Workload):
                             max_error_rate=p["max_error_rate"])
         progress(0, plan.repeats)
         uses_db = case.op in ("db", "cache")
-        metrics = load_on_path(case.target, lambda: measure(
-            url, plan, handle.pid, self._db_pid if uses_db else None, alive=handle.alive,
-            cluster=self.cluster), self._stop_stack)
+        metrics = load_on_path(case, url, lambda load_url: measure(
+            load_url, plan, handle.pid, self._db_pid if uses_db else None,
+            alive=handle.alive, cluster=self.cluster), self._stop_stack)
         progress(plan.repeats, plan.repeats)
         if case.mode != OPEN:
             self._best[key] = max(self._best.get(key, 0.0), metrics["ops_per_s"])
