@@ -48,11 +48,12 @@ def db_paths(text: str | None, targets: list[TargetURL]) -> list[RttPath]:
     return paths
 
 
-def with_paths(cases: list[Case], paths: list[RttPath]) -> list[Case]:
-    """Each case once per path, path by path (a path's cases run together)."""
+def with_paths(cases: list[Case], paths: list[RttPath], param: str = PARAM) -> list[Case]:
+    """Each case once per path, path by path (a path's cases run together); `param`:
+    the database axis (db_rtt) or the generator -> stack one (app_rtt)."""
     if not paths:
         return cases
-    return [dataclasses.replace(case, params={**case.params, PARAM: path.label})
+    return [dataclasses.replace(case, params={**case.params, param: path.label})
             for path in paths for case in cases]
 
 
@@ -211,10 +212,3 @@ def app_paths(text: str | None) -> list[RttPath]:
         PROGRAM.binary()
     return paths
 
-
-def with_app_paths(cases: list[Case], paths: list[RttPath]) -> list[Case]:
-    """Each case once per generator -> stack path."""
-    if not paths:
-        return cases
-    return [dataclasses.replace(case, params={**case.params, APP_PARAM: path.label})
-            for path in paths for case in cases]

@@ -25,7 +25,7 @@ from dbstand.workloads.docquery.workload import (
     build_cases,
 )
 from dbstand.workloads.execution import RunRequest, default_output, execute
-from dbstand.workloads.network_axis import app_paths, db_paths, with_app_paths, with_paths
+from dbstand.workloads.network_axis import APP_PARAM, app_paths, db_paths, with_paths
 from dbstand.workloads.run_common import AppRtt, DbRtt, Export, Html, Output, finish
 
 #: (URL, the server's name in results, database server pids whose CPU counts)
@@ -103,7 +103,7 @@ def run_docquery(
         cases = build_cases(pairs, usable, split_list(test, "--test"),
                             split_list(connections, "--connections"), open_loop, options)
         cases = with_paths(cases, db_paths(db_rtt, [url for url, _ in pairs]))
-        cases = with_app_paths(cases, app_paths(app_rtt))
+        cases = with_paths(cases, app_paths(app_rtt), APP_PARAM)
         workload.use_targets({url.redacted(): pids for url, _, pids in served if pids})
         config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)
         results = execute(RunRequest(workload, cases, config,

@@ -15,7 +15,7 @@ from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.manifest import stacks_for
 from dbstand.targets.url import TargetURL, parse_target_url
 from dbstand.workloads.execution import RunRequest, default_output, execute
-from dbstand.workloads.network_axis import app_paths, db_paths, with_app_paths, with_paths
+from dbstand.workloads.network_axis import APP_PARAM, app_paths, db_paths, with_paths
 from dbstand.workloads.run_common import AppRtt, DbRtt, Export, Html, Output, finish
 from dbstand.workloads.webtech.options import DEFAULT_REPEATS, DEFAULT_REQUESTS, WebtechOptions
 from dbstand.workloads.webtech.rules import TESTS
@@ -99,7 +99,7 @@ def run_webtech(
         if paths := db_paths(db_rtt, [url]):
             cases = [c for c in cases if c.op not in DB_TESTS] + with_paths(
                 [c for c in cases if c.op in DB_TESTS], paths)
-        cases = with_app_paths(cases, app_paths(app_rtt))
+        cases = with_paths(cases, app_paths(app_rtt), APP_PARAM)
         config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)
         results = execute(RunRequest(WebtechWorkload(options), cases, config,
                                      output or default_output(WORKLOAD), redacted_argv()),
