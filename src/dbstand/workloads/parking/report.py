@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbstand.network.rtt import path_of
 from dbstand.report.model import (
     Bar,
     BarChart,
@@ -31,7 +30,7 @@ from dbstand.report.model import (
     Table,
     measurement,
 )
-from dbstand.workloads.network_axis import path_lines
+from dbstand.workloads.network_axis import path_lines, paths_label
 
 KINDS = (("select", "SELECT"), ("select_for_update", "FOR UPD"), ("update", "UPDATE"),
          ("insert", "INSERT"), ("delete", "DELETE"))
@@ -74,9 +73,9 @@ LOGGING_CAPTION = ("gain = (on − off) ÷ on, the share of the logging-on figur
 def where(r: dict[str, Any]) -> str:
     """The database a case used, with its --db-rtt path when it had one: cases on
     different paths are different rows, each compared with its own path's baseline."""
-    label = (r.get("params") or {}).get("db_rtt")
+    label = paths_label(r.get("params") or {})
     target = str(r.get("target"))
-    return target if label is None else f"{target} ({path_of(str(label)).title})"
+    return target if label is None else f"{target} ({label})"
 
 
 def _key(r: dict[str, Any]) -> tuple[str, str, int]:
