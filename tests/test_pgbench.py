@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from dbstand.targets.managed import ServerRecord
-from dbstand.workloads.kv.adapters.pgbench import parse_summary, read_latencies
+from dbstand.targets.postgresql.pgbench import parse_summary, read_latencies
 
 FAST = ["--revs", "200", "--rows", "300", "--min-iterations", "3", "--max-iterations", "4",
         "--ci", "50"]

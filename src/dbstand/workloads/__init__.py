@@ -63,6 +63,10 @@ ENTRIES: dict[str, WorkloadEntry] = {e.name: e for e in (
                   {"run": f"{_P}.docquery.cli:run_docquery",
                    "serve": f"{_P}.docquery.cli:serve_docquery"},
                   served=f"{_P}.docquery.verify:SERVED", report=f"{_P}.docquery.report:build"),
+    WorkloadEntry("script", "your own transactions in pgbench's script language (or its "
+                  "built-ins) through every driver, pgbench itself as the limit row",
+                  ("transaction",), f"{_P}.script.workload:ScriptWorkload",
+                  {"run": f"{_P}.script.cli:run_script"}, report=f"{_P}.script.report:build"),
 )}
 
 #: named in the specs but not built yet: listed so users see what is coming
