@@ -123,6 +123,8 @@ class ScriptWorkload(Workload):
         self.options = options or ScriptOptions()
         self.scripts = [load_script(f, BUILTINS) for f in self.options.files]
         self.uses_builtin = any(s.name in BUILTINS for s in self.scripts)
+        if not any(s.weight for s in self.scripts):
+            raise UserError("--file: at least one script needs a weight above 0")
         self._ready: dict[str, int] = {}       # target -> the scale its tables have
         self._made: dict[str, TargetURL] = {}  # targets whose tables --init made
 
