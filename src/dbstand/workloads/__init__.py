@@ -67,6 +67,10 @@ ENTRIES: dict[str, WorkloadEntry] = {e.name: e for e in (
                   "built-ins) through every driver, pgbench itself as the limit row",
                   ("transaction",), f"{_P}.script.workload:ScriptWorkload",
                   {"run": f"{_P}.script.cli:run_script"}, report=f"{_P}.script.report:build"),
+    WorkloadEntry("python", "your own Python function (bench file), one call per operation, "
+                  "on connections of the chosen stacks", ("operation",),
+                  f"{_P}.python.workload:PythonWorkload",
+                  {"run": f"{_P}.python.cli:run_python"}),
 )}
 
 #: named in the specs but not built yet: listed so users see what is coming
