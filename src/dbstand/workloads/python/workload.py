@@ -17,7 +17,7 @@ from typing import Any
 from dbstand.engine import Benchmark, EngineConfig, run_benchmark
 from dbstand.engine.executor import Executor, SyncExecutor
 from dbstand.errors import CaseFailed, UserError
-from dbstand.modes.executors import AsyncioExecutor, ThreadExecutor, new_event_loop
+from dbstand.modes.executors import AsyncioExecutor, ThreadExecutor
 from dbstand.modes.pinning import pinned
 from dbstand.modes.processes import ProcessExecutor
 from dbstand.modes.spec import ModeSpec, parse_mode
@@ -28,6 +28,7 @@ from dbstand.targets.url import TargetURL, parse_target_url
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.python.benchfile import BenchFile, load_bench
 from dbstand.workloads.python.options import PythonOptions
+from dbstand.workloads.script.sessions import open_async, open_sync
 
 
 def _sync_op(bench: BenchFile, conn: Any, rng: random.Random) -> Callable[[Any], object]:
@@ -55,16 +56,7 @@ def _async_op(bench: BenchFile, conn: Any, rng: random.Random
 
 def _sync_executor(bench: BenchFile, cls: Any, target: TargetURL, n: int, seed: int,
                    threads: bool) -> Executor:
-    sessions: list[Any] = []
-    try:
-        for _ in range(n):
-            session = cls([], {}, 0)
-            session.open(target)
-            sessions.append(session)
-    except BaseException:
-        for s in sessions:
-            s.close()
-        raise
+    sessions = open_sync(lambda i: cls([], {}, 0), target, n)
     ops = [_sync_op(bench, s.conn, random.Random(seed + i)) for i, s in enumerate(sessions)]
     closers = [s.close for s in sessions]
     return ThreadExecutor(ops, closers) if threads else SyncExecutor(ops[0], closers)
@@ -72,22 +64,7 @@ def _sync_executor(bench: BenchFile, cls: Any, target: TargetURL, n: int, seed: 
 
 def _asyncio_executor(bench: BenchFile, cls: Any, target: TargetURL, n: int, seed: int,
                       loop_name: str) -> AsyncioExecutor:
-    loop = new_event_loop(loop_name)
-    sessions: list[Any] = []
-
-    async def open_all() -> None:
-        for _ in range(n):
-            session = cls([], {}, 0)
-            await session.open(target)
-            sessions.append(session)
-
-    try:
-        loop.run_until_complete(open_all())
-    except BaseException:
-        for s in sessions:
-            loop.run_until_complete(s.close())
-        loop.close()
-        raise
+    loop, sessions = open_async(lambda i: cls([], {}, 0), target, n, loop_name)
     ops = [_async_op(bench, s.conn, random.Random(seed + i)) for i, s in enumerate(sessions)]
     return AsyncioExecutor(loop, ops, [s.close for s in sessions])
 

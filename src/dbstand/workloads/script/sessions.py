@@ -13,7 +13,7 @@ import importlib
 import random
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -221,6 +221,46 @@ class AsyncSession(_Runner, ABC):
         except Exception as exc:
             raise self.failed(script, cmds[pc], exc) from None
         self.stats.transactions[s] = self.stats.transactions.get(s, 0) + 1
+
+
+def open_sync(make: Callable[[int], SyncSession], target: TargetURL, n: int
+              ) -> list[SyncSession]:
+    """N open sessions (`make(i)` builds the i-th); all closed again if one fails."""
+    sessions: list[SyncSession] = []
+    try:
+        for i in range(n):
+            session = make(i)
+            session.open(target)
+            sessions.append(session)
+    except BaseException:
+        for s in sessions:
+            s.close()
+        raise
+    return sessions
+
+
+def open_async(make: Callable[[int], AsyncSession], target: TargetURL, n: int,
+               loop_name: str) -> tuple[asyncio.AbstractEventLoop, list[AsyncSession]]:
+    """A new event loop with N open asyncio sessions in it; on failure, all closed."""
+    from dbstand.modes.executors import new_event_loop
+
+    loop = new_event_loop(loop_name)
+    sessions: list[AsyncSession] = []
+
+    async def open_all() -> None:
+        for i in range(n):
+            session = make(i)
+            await session.open(target)
+            sessions.append(session)
+
+    try:
+        loop.run_until_complete(open_all())
+    except BaseException:
+        for s in sessions:
+            loop.run_until_complete(s.close())
+        loop.close()
+        raise
+    return loop, sessions
 
 
 def _driver(name: str) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 from dbstand.engine import Benchmark, EngineConfig, run_benchmark
 from dbstand.engine.executor import Executor, SyncExecutor
 from dbstand.errors import CaseFailed, MissingDependencyError, UserError
-from dbstand.modes.executors import AsyncioExecutor, ThreadExecutor, new_event_loop
+from dbstand.modes.executors import AsyncioExecutor, ThreadExecutor
 from dbstand.modes.pinning import pinned
 from dbstand.modes.processes import ProcessExecutor
 from dbstand.modes.spec import ModeSpec, parse_mode
@@ -33,7 +33,13 @@ from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.script.builtin import BALANCES, BUILTINS, CHECKED, TABLES, ddl, fill_sql
 from dbstand.workloads.script.options import ScriptOptions
 from dbstand.workloads.script.parse import Script, load_script
-from dbstand.workloads.script.sessions import AsyncSession, StatementStats, SyncSession
+from dbstand.workloads.script.sessions import (
+    AsyncSession,
+    StatementStats,
+    SyncSession,
+    open_async,
+    open_sync,
+)
 
 
 def case_spec(case: Case) -> StackSpec:
@@ -94,22 +100,8 @@ class ScriptWorkerFactory:
 def _asyncio_executor(cls: type[AsyncSession], target: TargetURL, scripts: list[Script],
                       defines: dict[str, Any], seed: int, n: int, loop_name: str,
                       sessions: list[Any]) -> AsyncioExecutor:
-    loop = new_event_loop(loop_name)
-    opened: list[AsyncSession] = []
-
-    async def open_all() -> None:
-        for i in range(n):
-            session = cls(scripts, {**defines, "client_id": i}, seed + i)
-            await session.open(target)
-            opened.append(session)
-
-    try:
-        loop.run_until_complete(open_all())
-    except BaseException:
-        for s in opened:
-            loop.run_until_complete(s.close())
-        loop.close()
-        raise
+    loop, opened = open_async(
+        lambda i: cls(scripts, {**defines, "client_id": i}, seed + i), target, n, loop_name)
     sessions.extend(opened)
     return AsyncioExecutor(loop, [s.operation for s in opened], [s.close for s in opened])
 
@@ -289,16 +281,8 @@ class ScriptWorkload(Workload):
             return _asyncio_executor(cls, case.target, self.scripts, defines, seed,
                                      mode.workers, case.params.get("loop", "asyncio"),
                                      sessions)
-        opened: list[SyncSession] = []
-        try:
-            for i in range(mode.workers if mode.kind == "threads" else 1):
-                session = cls(self.scripts, {**defines, "client_id": i}, seed + i)
-                session.open(case.target)
-                opened.append(session)
-        except BaseException:
-            for s in opened:
-                s.close()
-            raise
+        opened = open_sync(lambda i: cls(self.scripts, {**defines, "client_id": i}, seed + i),
+                           case.target, mode.workers if mode.kind == "threads" else 1)
         sessions.extend(opened)
         if mode.kind == "sync":
             return SyncExecutor(opened[0].operation, [opened[0].close])
