@@ -10,6 +10,7 @@ import pytest
 
 from dbstand.errors import UserError
 from dbstand.stacks.manifest import STACKS_ENV, all_manifests
+from stack_folders import write_stack
 
 SERVER = '''"""A webtech stack of the user's own: /file and /hello on the standard library."""
 import os
@@ -67,14 +68,7 @@ path = "/hello"
 
 
 def make_stack(root: Path, name: str, manifest: str = MANIFEST) -> Path:
-    folder = root / name
-    folder.mkdir(parents=True)
-    (folder / "stack.toml").write_text(manifest.format(name=name))
-    (folder / "server.py").write_text(SERVER)
-    start = folder / "start.sh"
-    start.write_text('#!/bin/sh\nexec "$DBSTAND_PYTHON" "$DBSTAND_STACK_DIR/server.py"\n')
-    start.chmod(0o755)
-    return folder
+    return write_stack(root, name, manifest, SERVER)
 
 
 def test_outside_stack_runs_webtech_end_to_end(cli, tmp_path: Path) -> None:

@@ -138,7 +138,7 @@ def run_script(
         raise UserError(f"--loop takes asyncio or uvloop, not {loop!r}")
     options = ScriptOptions(files=tuple(file), init=init, scale=scale,
                             defines=parse_defines(define or []), keep=keep, prefix=prefix,
-                            pin=pin, seed=seed)
+                            pin=pin)
     workload = ScriptWorkload(options)  # a bad script fails here, before any results
     op = "+".join(file)
     with run_targets(target) as targets:

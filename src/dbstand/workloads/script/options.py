@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from dbstand.modes.pinning import DEFAULT_PLACEMENT
 from dbstand.sql.ownership import DEFAULT_PREFIX
@@ -24,5 +24,3 @@ class ScriptOptions:
     prefix: str = DEFAULT_PREFIX
     pin: bool = True
     pin_cpus: str = DEFAULT_PLACEMENT
-    seed: int = 42
-    extra: dict[str, str] = field(default_factory=dict, compare=False)
