@@ -102,9 +102,12 @@ def test_sqlite_weighted_mix_with_if(cli_in_process, tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     res = cli_in_process("run", "script", "-f", f"{a}@3", "-f", f"{b}@1",
                          "--target", f"sqlite:///{tmp_path / 'x.db'}", "--mode",
-                         "sync,threads:2", "-D", "top=4", "-o", str(out), *FAST)
+                         "sync,threads:2,processes:2", "-D", "top=4", "-o", str(out), *FAST)
     assert res.code == 0, res.stderr
-    for rec in cases(out):
+    recs = cases(out)
+    assert [r["mode"] for r in recs] == ["sync", "threads:2", "processes:2"]
+    assert recs[2]["status"] == "ok" and recs[2]["statements"] == []  # kept in the workers
+    for rec in recs[:2]:
         rows = {(Path(r["script"]).name, r["line"]): r for r in rec["statements"]}
         tx_a = rows[("a.sql", 3)]["script_transactions"]
         tx_b = rows[("b.sql", 3)]["script_transactions"]

@@ -22,7 +22,9 @@ class WorkloadEntry:
     name: str
     description: str
     operations: tuple[str, ...]
-    workload: str                                   # "module:Class" of its Workload
+    #: "module:Class" of its Workload; None for one whose run command drives the HTTP
+    #: engine itself (`run http`), with no cases for execute()
+    workload: str | None
     #: CLI commands it contributes: group ("run", "serve", "verify") -> "module:attr"
     commands: dict[str, str] = field(default_factory=dict)
     #: served over HTTP by server stacks: "module:attr" of its ServedWorkload
@@ -31,6 +33,8 @@ class WorkloadEntry:
     report: str = "dbstand.workloads.kv.report:build"
 
     def load(self) -> type[Workload]:
+        if self.workload is None:
+            raise UserError(f"workload {self.name!r} runs only as `dbstand run {self.name}`")
         module_name, _, attr = self.workload.partition(":")
         cls: type[Workload] = getattr(importlib.import_module(module_name), attr)
         return cls
@@ -71,6 +75,10 @@ ENTRIES: dict[str, WorkloadEntry] = {e.name: e for e in (
                   "on connections of the chosen stacks", ("operation",),
                   f"{_P}.python.workload:PythonWorkload",
                   {"run": f"{_P}.python.cli:run_python"}),
+    WorkloadEntry("http", "your own HTTP scenario (TOML: requests per virtual user, "
+                  "captures, checks, think times) on the native engine, on a URL or a stack",
+                  ("scenario",), None,
+                  {"run": f"{_P}.scenario.cli:run_http"}),
 )}
 
 #: named in the specs but not built yet: listed so users see what is coming

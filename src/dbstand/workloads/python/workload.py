@@ -9,6 +9,7 @@ and after the measurement (teardown also when it failed).
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -84,10 +85,11 @@ class PythonWorkerFactory:
         bench = load_bench(self.file)
         cls = get_stack(self.stack).load("script")
         target = parse_target_url(self.target)
+        seed = self.seed + 1000 * os.getpid()  # each worker its own random stream
         if self.coroutines:
-            return _asyncio_executor(bench, cls, target, self.coroutines, self.seed,
+            return _asyncio_executor(bench, cls, target, self.coroutines, seed,
                                      self.loop_name)
-        return _sync_executor(bench, cls, target, 1, self.seed, threads=False)
+        return _sync_executor(bench, cls, target, 1, seed, threads=False)
 
 
 def _never(_arg: object) -> None:

@@ -44,7 +44,7 @@ def parse_defines(items: list[str]) -> tuple[tuple[str, int | float | str], ...]
 
 
 def script_cases(targets: list[TargetURL], stacks: list[str], modes: list[str], op: str,
-                 prefix: str, loop: str) -> list[Case]:
+                 prefix: str, loop: str, revs: int) -> list[Case]:
     """Each stack in the asked modes it can run (asyncio modes for asyncio stacks, the
     others for synchronous ones; pgbench sync and threads:N as -c N)."""
     asked = expand_modes(modes)
@@ -61,6 +61,12 @@ def script_cases(targets: list[TargetURL], stacks: list[str], modes: list[str], 
                 raise UserError(f"stack {stack!r} can run none of the modes "
                                 f"{', '.join(m.name for m in asked)}")
             for mode in fits:
+                if mode.concurrency > revs:
+                    raise UserError(f"--revs ({revs}) must be at least the concurrency of "
+                                    f"{mode.name} ({mode.concurrency})")
+                if spec.name.startswith("pgbench") and revs % mode.concurrency:
+                    raise UserError(f"--revs ({revs}) must divide evenly over pgbench's "
+                                    f"{mode.concurrency} clients (-t is per client)")
                 cases.append(Case("script", stack, target, mode.name, op,
                                   {"prefix": prefix, "loop": loop}))
     return cases
@@ -143,7 +149,8 @@ def run_script(
     op = "+".join(file)
     with run_targets(target) as targets:
         stacks = split_list(stack, "--stack") or _default_stacks(targets)
-        cases = script_cases(targets, stacks, split_list(mode, "--mode"), op, prefix, loop)
+        cases = script_cases(targets, stacks, split_list(mode, "--mode"), op, prefix, loop,
+                             revs)
         cases = with_probes(expand_protocols(cases, split_list(protocol, "--protocol")),
                             probes)
         results = execute(RunRequest(workload, cases, config,

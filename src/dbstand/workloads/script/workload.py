@@ -11,6 +11,7 @@ that moves money, the balances are checked against the history.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -89,10 +90,12 @@ class ScriptWorkerFactory:
         scripts = [load_script(f, BUILTINS) for f in self.files]
         cls = get_stack(self.stack).load("script")
         target = parse_target_url(self.target)
+        # each worker its own random stream; :client_id counts within the worker
+        seed = self.seed + 1000 * os.getpid()
         if self.coroutines:
-            return _asyncio_executor(cls, target, scripts, dict(self.defines), self.seed,
+            return _asyncio_executor(cls, target, scripts, dict(self.defines), seed,
                                      self.coroutines, self.loop_name, [])
-        session = cls(scripts, dict(self.defines), self.seed)
+        session = cls(scripts, {**dict(self.defines), "client_id": 0}, seed)
         session.open(target)
         return SyncExecutor(session.operation, [session.close])
 
