@@ -22,6 +22,7 @@ FILE = (Path(os.environ["DBSTAND_STATIC_DIR"]) / "file.html").read_bytes()
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body in separate writes
 
     def do_GET(self):
         body, kind = {"/file": (FILE, "text/html"),

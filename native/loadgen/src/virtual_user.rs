@@ -1,7 +1,8 @@
 //! Scenario runs: each connection is a virtual user that loops over the steps,
 //! captures values from JSON answers and sends them in later requests.
 //!
-//! A step fails on a socket error, a non-2xx answer, or a failed check/capture;
+//! A step fails on a socket error, an answer whose status is not the one it wants
+//! (any 2xx unless it names one), or a failed check/capture;
 //! the rest of that iteration is skipped (later steps would use missing values)
 //! and the iteration counts as failed.
 
@@ -65,11 +66,15 @@ pub async fn virtual_user(
             .await;
             sh.record(&result, start, start.elapsed(), Some(i));
             match &result {
-                Ok(a) if (200..300).contains(&a.status) => {
+                Ok(a) if step.accepts(a.status) => {
                     if let Err(why) = scenario.absorb(i, &mut vars, &answer) {
                         sh.check_failed(i, why);
                         ok = false;
                     }
+                }
+                Ok(a) if (200..300).contains(&a.status) => {
+                    sh.check_failed(i, step.status_error(a.status));
+                    ok = false;
                 }
                 _ => ok = false,
             }
@@ -79,6 +84,9 @@ pub async fn virtual_user(
             if !ok {
                 sh.backoff_after(&result).await;
                 break;
+            }
+            if let Some(think) = step.think {
+                tokio::time::sleep(think).await;
             }
         }
         if ok {
