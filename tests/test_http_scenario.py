@@ -130,6 +130,15 @@ def test_scenario_on_an_outside_stack(cli, tmp_path: Path) -> None:
     # compare reads the records like any others
     res = cli("compare", str(out), str(out))
     assert res.code == 0, res.stderr
+    # open loop: 40 iterations/s started over 4 users for 1 s, whatever the server does
+    out = tmp_path / "open.jsonl"
+    res = cli("--stack-dir", str(root), "run", "http", "--scenario", str(scenario),
+              "--stack", "my-api", "--users", "4", "--rate", "40", "-d", "1",
+              "-o", str(out))
+    assert res.code == 0, res.stderr + res.stdout
+    (rec,) = cases(out)
+    assert rec["mode"] == "scenario:4@40/s" and rec["params"]["loop"] == "open"
+    assert 36 <= rec["iterations_ok"] <= 41 and rec["iterations_failed"] == 0
 
 
 def test_failed_checks_and_bad_files(cli, tmp_path: Path) -> None:

@@ -62,6 +62,10 @@ def run_http(
         "--iterations", "-n", help="Scenario iterations in total per case")] = None,
     duration: Annotated[float | None, typer.Option(
         "--duration", "-d", help="Seconds per case (default 10 without -n)")] = None,
+    rate: Annotated[float | None, typer.Option(
+        "--rate", "-R", help="Open loop: scenario iterations started per second over all "
+                             "virtual users, at fixed intended times (needs -d, not -n)")]
+        = None,
     timeout: Annotated[float, typer.Option(
         "--timeout", "-s", help="Seconds before a request times out (0: never)")]
         = DEFAULT_TIMEOUT_S,
@@ -75,15 +79,17 @@ def run_http(
         "--output", "-o", help="Results file (JSON Lines)")] = None,
     export: Export = None,
 ) -> None:
-    """http: your own HTTP scenario (TOML) on the native engine, closed loop."""
+    """http: your own HTTP scenario (TOML) on the native engine, closed or open loop."""
     name, plan = load_scenario(scenario)
     levels = []
     for text in split_list(users, "--users"):
         if not text.isdigit() or int(text) < 1:
             raise UserError(f"--users takes positive whole numbers, not {text!r}")
         levels.append(int(text))
+    if rate is not None and iterations is not None:
+        raise UserError("--rate runs for -d seconds: drop -n")
     for level in levels:
-        _check_values(iterations, level, None, duration, None, None, timeout,
+        _check_values(iterations, level, None, duration, rate, None, timeout,
                       max_error_rate, interval)
     if iterations is None and duration is None:
         duration = 10.0
@@ -103,21 +109,30 @@ def run_http(
             for index, level in enumerate(levels):
                 result = _with_progress(lambda lv=level: run_scenario(
                     base + "/", plan, lv, iterations=iterations, duration=duration,
-                    timeout_s=timeout, interval_s=interval), duration)
+                    timeout_s=timeout, interval_s=interval, rate=rate), duration)
                 console.print(f"[bold]{name}[/] with {level} virtual user(s)")
                 print_summary(result, console)
                 params: dict[str, Any] = {
                     "scenario": name, "scenario_file": str(Path(scenario).resolve()),
                     "users": level, "connections": level, "iterations": iterations,
+                    "loop": "open" if rate else "closed", "rate": rate,
                     "duration_s": duration, "timeout_s": timeout,
                     "steps": [s.name for s in plan.steps], "max_error_rate": max_error_rate}
                 record = http_case_record(result, run_id, index, params, max_error_rate)
-                record.update(op=name, mode=f"scenario:{level}", stack=stack or "url",
+                mode = f"scenario:{level}" + (f"@{rate:g}/s" if rate else "")
+                record.update(op=name, mode=mode, stack=stack or "url",
                               iterations_ok=result.iterations_ok,
                               iterations_failed=result.iterations_failed,
                               iterations_per_s=round(result.iterations_ok
                                                      / result.elapsed_s, 1)
                               if result.elapsed_s else None)
+                if rate and result.elapsed_s:
+                    reached = result.iterations_ok / min(result.elapsed_s, duration or 1e9)
+                    record["iterations_rate_reached"] = round(reached / rate, 3)
+                    if reached < 0.9 * rate:
+                        record["unstable"] = True
+                        record["note"] = (f"started {reached:,.1f} iterations/s of the asked "
+                                          f"{rate:g}: not a run at the asked rate")
                 writer.append(record)
                 done += 1
                 if record["status"] != "ok":
