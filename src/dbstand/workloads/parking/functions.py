@@ -72,7 +72,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in (
 #: first two are honoured by each implementation's create_reservation, the last two
 #: misspell refusals here (the reason as the status, a code on a lone status)
 BROKEN = frozenset({"skip-price-check", "no-idempotent-replay", "reason-in-status",
-                    "stray-status-code"})
+                    "stray-status-code", "cancelled-before-paid"})
 
 
 def _misspelled(answer: Answer, broken: frozenset[str]) -> Answer:

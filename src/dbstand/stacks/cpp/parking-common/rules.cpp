@@ -222,8 +222,10 @@ json::Object pay_reservation(const Call& call, Repo& repo) {
     const std::string& trans = call.param("transaction_id");
     std::optional<Payment> payment;
     if (!trans.empty()) payment = repo.payment(trans, true);
-    if (!payment || payment->cancel_ts) refuse(BT);
+    if (!payment) refuse(BT);
+    // the spec's order: already paid (even if cancelled after) before cancelled
     if (payment->payment_ts) refuse("success");
+    if (payment->cancel_ts) refuse(BT);
     payment->payment_ts = call.now;
     repo.save(*payment, {"payment_ts"});
     Order order = repo.order_by_id(payment->order_id, true);

@@ -363,11 +363,15 @@ func payReservation(c *call, tx *gorm.DB) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pay == nil || pay.CancelTS != nil {
+	if pay == nil {
 		return nil, refuse(badTransaction, "")
 	}
+	// the spec's order: already paid (even if cancelled after) before cancelled
 	if pay.PaymentTS != nil {
 		return nil, early(&reply{Status: success})
+	}
+	if pay.CancelTS != nil {
+		return nil, refuse(badTransaction, "")
 	}
 	if err = tx.Model(pay).Update("payment_ts", c.now).Error; err != nil {
 		return nil, err

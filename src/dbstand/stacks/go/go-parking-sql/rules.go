@@ -297,11 +297,15 @@ func payReservation(c *call, t *txn) (*reply, error) {
 			return nil, err
 		}
 	}
-	if pay == nil || pay.cancelTS.Valid {
+	if pay == nil {
 		return nil, refuse(badTransaction, "")
 	}
+	// the spec's order: already paid (even if cancelled after) before cancelled
 	if pay.paymentTS.Valid {
 		return nil, early(&reply{Status: success})
+	}
+	if pay.cancelTS.Valid {
+		return nil, refuse(badTransaction, "")
 	}
 	if err := t.exec(t.s.q.setPaymentTS, c.now, pay.id); err != nil {
 		return nil, err

@@ -28,6 +28,7 @@ from dbstand.workloads.parking.protocol import (
     Answer,
     Call,
     Reply,
+    check_payable,
     payment_terms,
     refusal,
     success,
@@ -316,10 +317,10 @@ class ParkingApi:
 
     def pay_reservation(self, call: Call) -> Answer:
         payment = self._payment_for_update(call)
-        if payment is None or payment.cancel_ts is not None:
+        if payment is None:
             raise Reply("bad_transaction")
-        if payment.payment_ts is not None:
-            raise Reply("success")
+        check_payable(call, paid=payment.payment_ts is not None,
+                      cancelled=payment.cancel_ts is not None)
         payment.payment_ts = call.now
         payment.save()
         order = self._order_for_update(payment.order_id)

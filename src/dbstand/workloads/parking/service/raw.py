@@ -29,6 +29,7 @@ from dbstand.workloads.parking.protocol import (
     Answer,
     Call,
     Reply,
+    check_payable,
     payment_terms,
     refusal,
     success,
@@ -246,10 +247,9 @@ def create_reservation(tx: Tx, call: Call) -> Answer:
 def pay_reservation(tx: Tx, call: Call) -> Answer:
     trans = call.param("transaction_id")
     row = tx.one(_PAYMENT, trans) if trans else None
-    if row is None or row[4] is not None:
+    if row is None:
         raise Reply("bad_transaction")
-    if row[3] is not None:
-        raise Reply("success")
+    check_payable(call, paid=row[3] is not None, cancelled=row[4] is not None)
     (payment_id, hours, amount, _, _, order_id, product_id, _, ticket, plate, _, paid_until,
      finish, paid_amount) = row
     paid_until = to_ts(paid_until) + pricing.hours_delta(to_money(hours))

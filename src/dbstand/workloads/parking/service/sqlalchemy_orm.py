@@ -38,6 +38,7 @@ from dbstand.workloads.parking.protocol import (
     Answer,
     Call,
     Reply,
+    check_payable,
     payment_terms,
     refusal,
     success,
@@ -333,10 +334,10 @@ class ParkingApi:
 
     def pay_reservation(self, s: Session, call: Call) -> Answer:
         payment = self._payment_for_update(s, call)
-        if payment is None or payment.cancel_ts is not None:
+        if payment is None:
             raise Reply("bad_transaction")
-        if payment.payment_ts is not None:
-            raise Reply("success")
+        check_payable(call, paid=payment.payment_ts is not None,
+                      cancelled=payment.cancel_ts is not None)
         order = payment.order
         payment.payment_ts = call.now
         order.paid_amount += payment.amount
