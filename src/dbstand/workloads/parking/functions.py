@@ -2,8 +2,8 @@
 (parameters and default error statuses), parameter and version checks, lock-conflict
 retries, and the deliberate faults used to show the suite failing.
 
-What a function reads, locks and writes is each implementation's own code
-(service/raw.py, service/sqlalchemy_orm.py, service/peewee_orm.py): this module only
+What a function reads, locks and writes is each implementation's own code, in its
+stack's folder (implementations.py says where): this module only
 hands it a parsed `Call` and takes back an answer.
 """
 
