@@ -4,6 +4,7 @@ real sockets, no fakes."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import textwrap
 from pathlib import Path
@@ -142,6 +143,10 @@ SAME_APPLICATION = {"pypy-raw": "python-raw", "pypy-sqlalchemy": "python-sqlalch
                     "java-apache-tomcat-ajp": "java-tomcat-servlet"}
 
 
+#: a path from a stack's folder into a shared folder, as its files write it
+SHARED_REF = re.compile(r"(?<![\w.])((?:\.\./)+_shared/[\w-]+)")
+
+
 def test_stacks_share_code_one_way() -> None:
     """Shared code lives in `<language>/_shared/<name>/` (or `_shared/<name>/` across
     languages), is listed in `shared` by every stack that reads it (its cache key), and
@@ -163,6 +168,12 @@ def test_stacks_share_code_one_way() -> None:
             if program.startswith(str(STACKS_ROOT)) and "/_shared/" in program:
                 assert any(Path(program).resolve().is_relative_to(f) for f in shared), \
                     (m.name, program)
+        # a shared folder a stack's own files name (sourced, on PYTHONPATH, included)
+        # is in its `shared` too: else a change there would not rebuild it
+        for path in m.folder.rglob("*"):
+            if path.is_file() and path.suffix not in (".pyc", ".jar", ".class"):
+                for ref in SHARED_REF.findall(path.read_text(errors="replace")):
+                    assert (m.folder / ref).resolve() in shared, (m.name, path.name, ref)
     shared_folders = {p.resolve() for p in STACKS_ROOT.glob("*/_shared/*")} | \
         {p.resolve() for p in STACKS_ROOT.glob("_shared/*")}
     assert shared_folders == used  # every shared folder is used, by declaration
