@@ -24,6 +24,7 @@ from typing import Any
 from dbstand.engine import Benchmark, CaseMeasurement, EngineConfig, run_benchmark
 from dbstand.engine.executor import Executor, SyncExecutor
 from dbstand.engine.histogram import LatencyHistogram
+from dbstand.engine.stats import summarize
 from dbstand.errors import CaseFailed, UserError
 from dbstand.modes.executors import ThreadExecutor
 from dbstand.probes.cpu import TreeCpu
@@ -147,6 +148,14 @@ def uncounted_kinds(counter: StatementCounter) -> dict[str, str]:
     return dict(counter.uncounted)
 
 
+def window_ci(samples: list[float]) -> float | None:
+    """The 95% CI half-width, % of the mean, of per-window figures (None: < 2 windows
+    or a zero mean, where no interval exists)."""
+    if len(samples) < 2 or sum(samples) <= 0:
+        return None
+    return round(summarize(samples).ci95_pct, 2)
+
+
 class ServiceProbes:
     """CPU of the app server, the database server and this client, statements by kind
     and log growth, summed over the counted batches (the engine's Probe protocol)."""
@@ -170,6 +179,7 @@ class ServiceProbes:
             except LookupError as exc:
                 self.statements_source = f"unavailable: {exc}"
         self.log_bytes = self.log_lines = 0
+        self.log_windows: list[int] = []   # each window's log growth, bytes
         self._log0 = (0, 0)
         self.windows = 0
 
@@ -187,6 +197,7 @@ class ServiceProbes:
                 tree.end()
         size, lines = self.service.log_size()
         self.log_bytes += size - self._log0[0]
+        self.log_windows.append(size - self._log0[0])
         self.log_lines += lines - self._log0[1]
         if self.statements is not None:
             self.statements.end()
@@ -212,6 +223,10 @@ class ServiceProbes:
             "client_cpu_ms_per_pass": ms(self.client),
             "log_bytes_per_pass": round(self.log_bytes / passes, 1),
             "log_lines_per_pass": round(self.log_lines / passes, 2),
+            # the 95% CI of each per-pass mean over the counted windows (equal batches)
+            "app_cpu_ci95_pct": window_ci(self.app.windows),
+            "db_cpu_ci95_pct": window_ci(self.db.windows if self.db else []),
+            "log_bytes_ci95_pct": window_ci([float(b) for b in self.log_windows]),
             "statements_per_pass": None, "statements_source": self.statements_source,
             "db_pid_source": self.db_pid_source if self.db is not None else
             ("SQLite runs inside the app server: its CPU is app CPU"
