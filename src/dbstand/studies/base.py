@@ -25,8 +25,6 @@ from typing import Any, ClassVar
 from dbstand.modes.pinning import DEFAULT_PLACEMENT
 from dbstand.report.model import Block, Column, Report, Section, Table
 from dbstand.results.store import ResultsFile
-from dbstand.targets.managed import ManagedServer, ServerRecord
-
 from dbstand.studies.verdict import (
     CANNOT,
     DIFFERS,
@@ -37,6 +35,7 @@ from dbstand.studies.verdict import (
     judge,
     ratio,
 )
+from dbstand.targets.managed import ManagedServer, ServerRecord
 
 __all__ = ["CANNOT", "DIFFERS", "INCONCLUSIVE", "REPRODUCED", "Estimate", "Judged",
            "Missing", "Outcome", "ratio"]
@@ -73,8 +72,34 @@ class StudyOptions:
     output: Path | None = None
 
 
+def placement_of(record: Mapping[str, Any]) -> str | None:
+    """The CPU placement a case ran under, as recorded (a served case's `placement`,
+    kv's `environment.server.cpu_pinning`); None where the record has none. Two
+    figures with different placements give no ratio (verdict.ratio)."""
+    pin = record.get("placement") or \
+        ((record.get("environment") or {}).get("server") or {}).get("cpu_pinning")
+    if not isinstance(pin, Mapping):
+        return None
+    if not pin.get("enabled"):
+        return "unpinned"
+    cpus = pin.get("cpus")
+    if isinstance(cpus, Mapping) and cpus:
+        where = ", ".join(f"{role} {','.join(map(str, c))}" for role, c in sorted(cpus.items())
+                          if c)
+    else:
+        where = f"client {pin.get('client_cpus')}, server {pin.get('server_cpus')}"
+    return f"{pin.get('placement', '?')}: {where}"
+
+
 def finite(x: Any) -> float | None:
     return float(x) if isinstance(x, int | float) and math.isfinite(x) else None
+
+
+def throughput(record: Mapping[str, Any], shaky: bool = False) -> Estimate:
+    """A case's operations (or requests) per second with its 95% interval, its
+    unstable tag (or `shaky`) and the CPU placement it ran under."""
+    return Estimate(float(record["ops_per_s"]), finite(record.get("ci95_pct")),
+                    shaky or bool(record.get("unstable")), placement=placement_of(record))
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 REPRODUCED = "reproduced"
@@ -198,7 +199,7 @@ def ordering(figures: Sequence[tuple[str, Estimate]], higher_first: bool = True
     """An ordering claim (first > second > ...): each adjacent pair's ratio judged
     against 1; reproduced only when every pair lies on the right side of 1."""
     pairs = []
-    for (a_name, a), (b_name, b) in zip(figures, figures[1:], strict=False):
+    for (a_name, a), (b_name, b) in pairwise(figures):
         r = ratio(a, b) if higher_first else ratio(b, a)
         verdict, why = judge(r, {"expect": "greater", "than": 1.0})
         pairs.append((f"{a_name}/{b_name}" if higher_first else f"{b_name}/{a_name}", r,
