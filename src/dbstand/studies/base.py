@@ -17,7 +17,7 @@ import math
 import tomllib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
@@ -340,26 +340,3 @@ class Study(ABC):
                                "claims": [c.as_dict() for c in claims]},
                         warnings=own.warnings, measurements=own.measurements)
         return report, claims
-
-
-@dataclass
-class Cell:
-    """One published figure and its measured counterpart."""
-
-    seed: float | None
-    here: float | None
-    seed_ref: float | None = None
-    here_ref: float | None = None
-    flags: list[str] = field(default_factory=list)
-
-    def text(self, digits: int = 0, unit: str = "") -> str:
-        def one(value: float | None, ref: float | None) -> str:
-            if value is None:
-                return "-"
-            body = f"{value:,.{digits}f}{unit}"
-            if ref:
-                body += f" ({value / ref:.2f}x)"
-            return body
-
-        flag = f" {' '.join(self.flags)}" if self.flags else ""
-        return f"{one(self.seed, self.seed_ref)} | {one(self.here, self.here_ref)}{flag}"
