@@ -178,3 +178,12 @@ def test_batch_growth_exponent_has_an_interval() -> None:
     # sublinear (fixed costs) is not linear
     line.cells[10000] = {"status": "ok", "seconds": 0.3, "ci95_pct": 2.0}
     assert settle(c, [study.exponent(line)]).verdict == DIFFERS
+
+
+def test_parking_window_interval() -> None:
+    from dbstand.workloads.parking.workload import window_ci
+
+    assert window_ci([1.0]) is None and window_ci([0.0, 0.0]) is None   # no interval
+    assert window_ci([2.0, 2.0, 2.0]) == 0.0
+    spread = window_ci([1.0, 1.2, 0.8, 1.1, 0.9])
+    assert spread == 19.63   # t(4) 2.776 x stdev 0.158 / sqrt(5) / mean 1
