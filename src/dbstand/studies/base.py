@@ -271,7 +271,8 @@ class Study(ABC):
 
     def stand_in_of(self, config: str) -> str:
         """The stack standing in for one of the seed's configurations ('' if none)."""
-        return str((self.data.get("stand_ins") or {}).get(config) or "")
+        entry = (self.data.get("stand_ins") or {}).get(config) or ""
+        return str(entry.get("stack") or "" if isinstance(entry, Mapping) else entry)
 
     def stand_in(self, claim: Mapping[str, Any]) -> str:
         """Which stand-in a claim's verdict comes from (the study's, unless the study
