@@ -189,7 +189,7 @@ def test_settling_a_claim() -> None:
     both = settle(claim, [("select", span(1.5, 2.5)), ("update", span(0.8, 0.95))],
                   stand_in="a stand-in")
     assert both.verdict == DIFFERS and "1 reproduced, 1 differs of 2" in both.reason
-    assert "[1.5-2.5]" in both.measured and both.stand_in == "a stand-in"
+    assert "[1.5, 2.5]" in both.measured and both.stand_in == "a stand-in"
     unsure = settle(claim, [("select", span(0.9, 1.2))])
     assert unsure.verdict == INCONCLUSIVE and "holds 1" in unsure.reason
     assert settle(claim, []).verdict == INCONCLUSIVE

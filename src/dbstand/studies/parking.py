@@ -139,7 +139,7 @@ class ParkingStudy(Study):
         note = next((str(r["statements_note"]) for _, r in measured
                      if r and r.get("statements_note")), "")
         return Table("Table 2: SQL statements per suite pass", columns, rows,
-                     caption=note + (" " if note else "") + "TOTAL adds the seed's five "
+                     caption=(note.rstrip(".") + ". " if note else "") + "TOTAL adds the seed's five "
                      "kinds; the counters' other statements are left out, as in the seed.",
                      anchor="seed-table2")
 

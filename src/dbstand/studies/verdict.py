@@ -72,12 +72,12 @@ class Estimate:
             return "exact count"
         if not self.has_interval:
             return "no interval"
-        return f"95% interval {num(self.low)}-{num(self.high)}"
+        return f"95% interval [{num(self.low)}, {num(self.high)}]"
 
     def text(self, unit: str = "x", digits: int = 2) -> str:
         body = f"{self.value:,.{digits}f}{unit}"
         if self.has_interval and not self.exact:
-            body += f" [{num(self.low)}-{num(self.high)}]"
+            body += f" [{num(self.low)}, {num(self.high)}]"
         return body + (" (unstable)" if self.shaky else "")
 
 
@@ -170,10 +170,10 @@ def judge(est: Estimate, claim: Mapping[str, Any]) -> tuple[str, str]:
         target = float(claim["value"])
         band, source = about_band(claim)
         low, high = target * (1 - band), target * (1 + band)
-        what = f"{target:g} ±{band:.0%} ({source}: {low:.3g}-{high:.3g})"
+        what = f"{target:g} ±{band:.0%} ({source}: [{low:.3g}, {high:.3g}])"
     else:  # between
         low, high = float(claim["low"]), float(claim["high"])
-        what = f"{low:g}-{high:g}"
+        what = f"[{low:g}, {high:g}]"
     if low <= lo and hi <= high:
         return REPRODUCED, f"whole {where} within {what}"
     if hi < low or lo > high:
