@@ -138,9 +138,10 @@ class ParkingStudy(Study):
                         for s, r in measured}})
         note = next((str(r["statements_note"]) for _, r in measured
                      if r and r.get("statements_note")), "")
+        total = ("TOTAL adds the seed's five kinds; the counters' other statements are left "
+                 "out, as in the seed.")
         return Table("Table 2: SQL statements per suite pass", columns, rows,
-                     caption=(note.rstrip(".") + ". " if note else "") + "TOTAL adds the seed's five "
-                     "kinds; the counters' other statements are left out, as in the seed.",
+                     caption=(note.rstrip(".") + ". " if note else "") + total,
                      anchor="seed-table2")
 
     def _logs(self, records: list[dict[str, Any]]) -> Table:
