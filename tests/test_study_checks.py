@@ -159,6 +159,9 @@ def test_webtech_leads_and_last() -> None:
     middle = [*last[:-1], web_record("javascript-node-http", "big", 50)]
     got = study.check_leads(middle, c)
     assert isinstance(got, Judged) and got.verdict == DIFFERS
+    partial = study.check_leads(last[:-1], c)    # node not measured: not shown last
+    assert isinstance(partial, Judged) and partial.verdict == INCONCLUSIVE
+    assert "javascript-node-http not measured" in partial.reason
     assert study.check_leads([], c) == []
 
 

@@ -29,7 +29,7 @@ from dbstand.studies.base import (
     started,
     throughput,
 )
-from dbstand.studies.verdict import combine, judge
+from dbstand.studies.verdict import INCONCLUSIVE, REPRODUCED, combine, judge
 
 LIMIT = "static-nginx"
 #: the quick variant leaves Jetty out (Tomcat stands for the same family) and runs
@@ -195,7 +195,6 @@ class WebtechStudy(Study):
                     out.append((label, ratio(throughput(four), throughput(one))))
         return out
 
-
     def stand_in(self, claim: Mapping[str, Any]) -> str:
         """The stacks a claim's verdict comes from and the technologies they stand in for."""
         names: list[str] = []
@@ -250,23 +249,25 @@ class WebtechStudy(Study):
             mine = find(records, stack, page, clients)
             found = [(o, rec) for o in rivals if (rec := find(records, o, page, clients))]
             if not mine or not found:
+                verdicts.append(INCONCLUSIVE)
+                why.append(f"{test}: not measured")
                 continue
             last = claim.get("place", "first") == "last"
             ratios = [(o, ratio(throughput(r), throughput(mine)) if last else
                        ratio(throughput(mine), throughput(r))) for o, r in found]
             judged = [(o, r, *judge(r, {"expect": "greater", "than": 1.0}))
                       for o, r in ratios]
-            verdict = combine([v for _, _, v, _ in judged])
+            unmeasured = [x for x in rivals if x not in dict(found)]
+            verdict = combine([v for _, _, v, _ in judged] + [INCONCLUSIVE] * bool(unmeasured))
             verdicts.append(verdict)
             o, r, _, _ = min(judged, key=lambda j: j[1].value)
             parts.append(f"{test}: closest {o} {r.text()}" + (
                 f" (of {len(judged)} rivals)" if len(judged) > 1 else ""))
             why += [f"{test} vs {o}: {v} ({reason})" for o, _, v, reason in judged
-                    if v != "reproduced"][:2]
-            unmeasured = [x for x in rivals if x not in dict(found)]
+                    if v != REPRODUCED][:2]
             if unmeasured:
-                why.append(f"{test}: {', '.join(unmeasured)} not measured")
-        if not verdicts:
+                why.append(f"{test}: rivals {', '.join(unmeasured)} not measured")
+        if not parts:
             return []
         where = "last" if claim.get("place") == "last" else "first"
         reason = "; ".join(why[:4]) if why else \
