@@ -150,6 +150,8 @@ def test_parking_study(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     cases = [r for r in recs if r["type"] == "case"]
     assert {r["stack"] for r in cases} >= {"pypy-sqlalchemy", "python-sqlalchemy"}
     assert all(r["app_cpu_ci95_pct"] is not None for r in cases if r["status"] == "ok")
+    assert all(f["share_pct"] is not None for r in cases if r["status"] == "ok"
+               for f in r["functions"].values())
 
 
 def test_webtech_study(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

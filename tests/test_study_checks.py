@@ -190,3 +190,34 @@ def test_parking_window_interval() -> None:
     assert window_ci([2.0, 2.0, 2.0]) == 0.0
     spread = window_ci([1.0, 1.2, 0.8, 1.1, 0.9])
     assert spread == 19.63   # t(4) 2.776 x stdev 0.158 / sqrt(5) / mean 1
+
+
+def test_parking_function_shares_by_the_ordering_rule() -> None:
+    study: Any = get_study("parking")
+    c = claim(study, "function-time-shares")
+
+    def rec(create: float, pay: float, stop: float) -> list[dict[str, Any]]:
+        funcs = {name: {"calls": 1, "share_pct": share, "share_ci95_pct": 5.0}
+                 for name, share in (("create_reservation", create),
+                                     ("pay_reservation", pay), ("stop_service", stop),
+                                     ("get_service_info", 9.0))}
+        return [parking_record("cpp-parking-soci-orm", functions=funcs)]
+
+    got = study.check_shares(rec(27.0, 19.0, 14.0), c)
+    assert isinstance(got, Judged) and got.verdict == REPRODUCED
+    close = study.check_shares(rec(27.0, 19.0, 18.5), c)     # stop_service within noise
+    assert isinstance(close, Judged) and close.verdict == INCONCLUSIVE
+    swapped = study.check_shares(rec(15.0, 25.0, 10.0), c)
+    assert isinstance(swapped, Judged) and swapped.verdict == DIFFERS
+    old = [parking_record("cpp-parking-soci-orm", functions={"create_reservation": {}})]
+    assert isinstance(study.check_shares(old, c), str)
+
+
+def test_parking_batch_shares() -> None:
+    from dbstand.workloads.parking.workload import batch_shares
+
+    shares = batch_shares([{"create_reservation": 300, "pay_reservation": 100},
+                           {"create_reservation": 200, "pay_reservation": 200}, {}],
+                          ["create_reservation", "pay_reservation", "issue_ticket"])
+    assert shares == {"create_reservation": [75.0, 50.0], "pay_reservation": [25.0, 50.0],
+                      "issue_ticket": [0.0, 0.0]}   # an empty batch has no shares

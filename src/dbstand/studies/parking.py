@@ -17,6 +17,7 @@ from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
 from dbstand.studies.base import (
     INCONCLUSIVE,
+    REPRODUCED,
     Estimate,
     Judged,
     Outcome,
@@ -27,6 +28,7 @@ from dbstand.studies.base import (
     ratio,
     started,
 )
+from dbstand.studies.verdict import combine, judge, ordering
 
 STACKS = ("python-sqlalchemy", "pypy-sqlalchemy", "cpp-parking-soci-orm",
           "cpp-parking-soci-orm-odbc")
@@ -104,8 +106,9 @@ class ParkingStudy(Study):
         for name, calls, pct in zip(t["names"], t["calls"], t["time_pct"], strict=True):
             f = funcs.get(name) or {}
             here_calls = f.get("calls", 0) / passes if passes and f else None
-            share = f.get("calls", 0) * f.get("mean_us", 0) / total * 100 if total and f \
-                else None
+            share = finite(f.get("share_pct")) if f else None
+            if share is None and total and f:  # a record from before per-batch shares
+                share = f.get("calls", 0) * f.get("mean_us", 0) / total * 100
             rows.append({"function": name, "calls": f"{calls} | "
                          + ("-" if here_calls is None else f"{here_calls:g}"),
                          "share": f"{pct:.2f} | " + ("-" if share is None else f"{share:.2f}")})
@@ -255,6 +258,36 @@ class ParkingStudy(Study):
                           f"the server's counter counts {merged} as one kind, so plain "
                           f"{kind.upper()} cannot be told apart here")
         return [(f"{kind} per pass {a:g} vs {b:g}", Estimate(a / b, exact=True))]
+
+    def check_shares(self, records: list[dict[str, Any]], claim: Mapping[str, Any]) -> Outcome:
+        """The named functions lead the shares of a batch's time in the claim's order,
+        and the last of them is above every other function: an ordering, each adjacent
+        pair's ratio above 1 (shares with their interval over batches)."""
+        r = find(records, str(claim["stack"]), str(claim.get("logging", "on")))
+        if r is None:
+            return []
+        funcs = r.get("functions") or {}
+        shares = {name: Estimate(float(f["share_pct"]), finite(f.get("share_ci95_pct")))
+                  for name, f in funcs.items() if finite(f.get("share_pct"))}
+        order = [str(x) for x in claim["order"]]
+        if any(name not in shares for name in order):
+            return "per-batch shares of the named functions were not recorded"
+        verdict, pairs = ordering([(name, shares[name]) for name in order])
+        rest = [n for n in shares if n not in order]
+        below = [(f"{order[-1]}/{n}", ratio(shares[order[-1]], shares[n])) for n in rest]
+        judged = [(label, est, *judge(est, {"expect": "greater", "than": 1.0}))
+                  for label, est in below]
+        verdict = combine([verdict, *(v for *_, v, _ in judged)])
+        top = sorted(shares.items(), key=lambda kv: -kv[1].value)[:4]
+        measured = ", ".join(f"{n} {e.text('%', 1)}" for n, e in top) + "; " + \
+            ", ".join(f"{label} {est.text()}" for label, est, _, _ in pairs)
+        if judged:
+            label, est, *_ = min(judged, key=lambda j: j[1].value)
+            measured += f"; closest below: {label} {est.text()}"
+        wrong = [f"{label}: {v} ({why})" for label, _, v, why in
+                 [*pairs, *judged] if v != REPRODUCED]
+        return Judged(verdict, measured, "; ".join(wrong[:3]) if wrong else
+                      "every adjacent pair's interval above 1")
 
     def claim_unit(self, claim: Mapping[str, Any]) -> str:
         return "%" if claim.get("check") == "logging_gain" else "x"

@@ -156,6 +156,17 @@ def window_ci(samples: list[float]) -> float | None:
     return round(summarize(samples).ci95_pct, 2)
 
 
+def batch_shares(batch_ns: list[dict[str, int]], names: list[str]) -> dict[str, list[float]]:
+    """Each function's share (%) of every batch's time, one value per batch."""
+    shares: dict[str, list[float]] = {name: [] for name in names}
+    for spent in batch_ns:
+        total = sum(spent.values())
+        if total > 0:
+            for name in names:
+                shares[name].append(100.0 * spent.get(name, 0) / total)
+    return shares
+
+
 class ServiceProbes:
     """CPU of the app server, the database server and this client, statements by kind
     and log growth, summed over the counted batches (the engine's Probe protocol)."""
@@ -259,6 +270,9 @@ class PassBenchmark:
         self.service, self.users, self.passes, self.warmup = service, users, passes, warmup
         self.clients = [ParkingClient(service.base_url) for _ in range(users)]
         self.functions: dict[str, LatencyHistogram] = {f: LatencyHistogram() for f in PROFILE}
+        #: each counted batch's time per function (ns, summed over its calls): the
+        #: shares of a pass's time get an interval from their spread over batches
+        self.batch_ns: list[dict[str, int]] = []
         self.before: dict[str, Any] = {}
 
     def _op(self, client: ParkingClient, rng: random.Random, _arg: object) -> None:
@@ -287,24 +301,35 @@ class PassBenchmark:
         if wrong:  # a lost update on places or balances, or a stray write
             raise CaseFailed("totals after a batch are not what its passes imply: " + ", ".join(
                 f"{k} expected {exp} got {got}" for k, (exp, got) in wrong.items()))
+        spent: dict[str, int] = {}
         for client in self.clients:
             taken = client.take_latencies()
             if i >= self.warmup:  # warm-up batches are not counted
                 for function, values in taken.items():
                     self.functions.setdefault(function, LatencyHistogram()).record_many(values)
+                    spent[function] = spent.get(function, 0) + sum(values)
+        if i >= self.warmup:
+            self.batch_ns.append(spent)
 
     def benchmark(self) -> Benchmark:
         return Benchmark("parking pass", lambda _arg: None, self.make_args,
                          self.after_iteration)
 
     def function_latencies(self) -> dict[str, dict[str, Any]]:
+        """Per function: calls, latency summary and histogram, and its share of the
+        batches' time (mean over the counted batches, with its 95% CI in % of it)."""
+        shares = batch_shares(self.batch_ns, list(self.functions))
         out = {}
         for function, hist in self.functions.items():
             summary = hist.summary_us()
             if summary is not None:
+                share = shares.get(function) or []
                 out[function] = {"calls": hist.count, **{f"{k}_us": v
                                                          for k, v in summary.items()},
-                                 "hdr": hist.encode()}
+                                 "hdr": hist.encode(),
+                                 "share_pct": round(sum(share) / len(share), 3)
+                                 if share else None,
+                                 "share_ci95_pct": window_ci(share)}
         return out
 
 
