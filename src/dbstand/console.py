@@ -1,4 +1,5 @@
-"""Helpers shared by CLI commands: list options, console, argv redaction."""
+"""The shared consoles, password redaction in free text, and comma-separated option
+lists: below every layer that prints or parses options (workloads, studies, cli)."""
 
 from __future__ import annotations
 
@@ -62,3 +63,9 @@ def redact_text(text: str) -> str:
 
 def redacted_argv() -> list[str]:
     return [redact_text(a) for a in sys.argv]
+
+
+def check_port(port: int | None, option: str = "--port") -> None:
+    """A port option: a number a TCP port can be, or one clear error."""
+    if port is not None and not 1 <= port <= 65535:
+        raise UserError(f"{option} must be a TCP port from 1 to 65535, not {port}")

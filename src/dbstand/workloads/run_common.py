@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from dbstand.cli.common import console, split_list
+from dbstand.console import console, split_list
 from dbstand.errors import UserError
 from dbstand.report.renderers import EXPORT_FORMATS
 
@@ -78,7 +78,7 @@ Export = Annotated[list[str] | None, typer.Option(
 def write_exports(results: ResultsFile, exports: list[str] | None,
                   out: Console = console) -> None:
     """Write each `FORMAT=PATH` export atomically and say where it went."""
-    from dbstand.report.render import write_exports as write_all
+    from dbstand.workloads.render import write_exports as write_all
 
     pairs = parse_exports(exports)
     write_all(results, pairs)
@@ -89,7 +89,7 @@ def write_exports(results: ResultsFile, exports: list[str] | None,
 def finish(results: ResultsFile, html: Path | None, export: list[str] | None = None) -> None:
     """Print the table and where things are, write the report and every export (each
     atomically); exit 1 if a case failed (for CI), after the files are written."""
-    from dbstand.report.render import render_terminal, write_report
+    from dbstand.workloads.render import render_terminal, write_report
 
     render_terminal(results, console)
     console.print(f"results: [bold]{results.path}[/]")

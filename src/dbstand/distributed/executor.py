@@ -1,4 +1,4 @@
-"""`dbstand run kv --cluster`: the kv workload's clients spread over Dask workers.
+"""An in-process workload's clients spread over Dask workers (`run kv --cluster`).
 
 The case runs as it does on one machine (table made, filled, checked and restored by
 this process's own connection; the engine's calibration, warm-up and stop rule
@@ -17,25 +17,20 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import inspect
 import random
 import resource
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dbstand.distributed.httpload import MAX_LATE_S, MERGE_NOTE, wait_until
-from dbstand.distributed.session import ClusterSession, WorkerInfo, open_cluster
+from dbstand.distributed.session import ClusterSession, WorkerInfo
 from dbstand.distributed.shares import deal, even
-from dbstand.distributed.spec import ClusterSpec, parse_cluster
-from dbstand.engine.config import EngineConfig
 from dbstand.engine.executor import Executor, IterationResult, Prepared
 from dbstand.engine.histogram import LatencyHistogram
 from dbstand.engine.loops import clock
-from dbstand.errors import CaseFailed, UserError
-from dbstand.modes.spec import ModeSpec, parse_mode
-from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.errors import UserError
+from dbstand.modes.spec import ModeSpec
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -44,31 +39,23 @@ START_LEAD_S = 0.05
 """How far ahead each iteration's common start is set (untimed)."""
 
 
-@dataclass(frozen=True)
-class KvShareRecipe:
-    """What a worker needs to open its share of the clients (pickled to it; the target
-    keeps its password, so use TLS between hosts you do not trust)."""
+class ShareRecipe(Protocol):
+    """What a worker needs to open its share of a case's clients (pickled to it): the
+    workload's own executor for that share (the kv workload's: workloads/kv/cluster.py)."""
 
-    spec: Any          # the case's StackSpec (its protocol and driver variant)
-    target: str
-    prefix: str
-    op: str
-    mode: ModeSpec     # this worker's share: threads:k, asyncio:k, or sync
-    loop_name: str
-    gc_off: bool
+    @property
+    def mode(self) -> ModeSpec:
+        """The whole mode; `share()` gives one worker's part of it."""
+
+    @property
+    def gc_off(self) -> bool:
+        """The collector off while timed, as in every mode."""
+
+    def share(self, mode: ModeSpec) -> ShareRecipe:
+        """The same recipe for one worker's share of the clients (threads:k, ...)."""
 
     def build(self) -> Executor:
-        from dbstand.engine.executor import SyncExecutor
-        from dbstand.targets.url import parse_target_url
-        from dbstand.workloads.kv.executors import build_executor
-
-        target = parse_target_url(self.target)
-        if self.mode.kind == "sync":
-            client = self.spec.load("kv")(target, self.prefix)
-            client.connect()
-            return SyncExecutor(client.operation(self.op), [client.close])
-        return build_executor(self.spec, target, self.prefix, self.op, self.mode, None,
-                              self.loop_name, self.gc_off)
+        """The workload's executor for this share, connections open."""
 
 
 def _cpu() -> float:
@@ -76,12 +63,12 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-class KvShareActor:
+class ShareActor:
     """Lives on one worker for one case (a Dask actor): its clients' connections stay
     open across iterations. Every method runs in the worker's one actor thread, so the
     connections are made and used in the same thread."""
 
-    def __init__(self, recipe: KvShareRecipe):
+    def __init__(self, recipe: ShareRecipe):
         self.recipe = recipe
         self.executor: Executor | None = None
         self.prepared: Prepared | None = None
@@ -145,7 +132,7 @@ class _ClusterPrepared(Prepared):
 class ClusterExecutor(Executor):
     """The mode's clients spread over the session's workers (see module doc)."""
 
-    def __init__(self, session: ClusterSession, recipe: KvShareRecipe, mode: ModeSpec,
+    def __init__(self, session: ClusterSession, recipe: ShareRecipe, mode: ModeSpec,
                  shares: Sequence[int]):
         super().__init__()
         self.session = session
@@ -169,13 +156,12 @@ class ClusterExecutor(Executor):
             return self.mode
         return ModeSpec(self.mode.kind, n, self.mode.coroutines, self.mode.shared)
 
-    def _start(self, recipe: KvShareRecipe) -> None:
+    def _start(self, recipe: ShareRecipe) -> None:
         client = self.session.client
         for worker, n in zip(self.session.workers, self.shares, strict=True):
-            mine = KvShareRecipe(recipe.spec, recipe.target, recipe.prefix, recipe.op,
-                                 self.share_mode(n), recipe.loop_name, recipe.gc_off)
+            mine = recipe.share(self.share_mode(n))
             self.futures[worker] = client.submit(
-                KvShareActor, mine, actor=True, workers=[worker.address],
+                ShareActor, mine, actor=True, workers=[worker.address],
                 allow_other_workers=False, pure=False)
         self.actors = self.session.gather(self.futures, "to start its share", 120.0)
         self._call("to open its connections", 120.0, lambda w, a: a.open())
@@ -252,120 +238,8 @@ def cluster_shares(mode: ModeSpec, workers: int) -> list[int]:
     return even(mode.concurrency, workers, f"mode {mode.name}: its clients")
 
 
-class ClusterKvWorkload(Workload):
-    """The kv workload with its executors on a cluster (what `on_cluster` returns).
-
-    Everything but the executor is the kv workload's own: this wrapper hands it a
-    `ClusterExecutor` in place of the local one for the length of each case (kv has
-    no executor hook yet), and adds each worker's figures to the case's record.
-    """
-
-    def __init__(self, inner: Workload, spec: ClusterSpec):
-        self.inner = inner
-        self.spec = spec
-        self.name = inner.name  # type: ignore[misc]
-        self.description = inner.description  # type: ignore[misc]
-        self.operations = inner.operations  # type: ignore[misc]
-        self.session: ClusterSession | None = None
-
-    def preflight(self, cases: list[Case]) -> None:
-        from dbstand.workloads.kv.adapters.external import ExternalKv
-        from dbstand.workloads.kv.workload import case_spec
-
-        self.inner.preflight(cases)
-        for case in cases:
-            if case.target.is_memory:
-                raise UserError("an in-memory SQLite database lives in one process: give "
-                                "--cluster a file (sqlite:///path.db) or a database server")
-            cluster_shares(parse_mode(case.mode), self.spec.workers or 1)
-            client_cls = case_spec(case).load("kv")
-            if isinstance(client_cls, type) and issubclass(client_cls, ExternalKv):
-                raise UserError(f"stack {case.stack!r} runs another program for its "
-                                "operations: --cluster does not apply to it")
-        self.session = open_cluster(self.spec)
-        try:
-            if self.session.notes:
-                from dbstand.cli.common import err_console
-
-                for note in self.session.notes:
-                    err_console.print(f"note: {note}", highlight=False)
-            workers = len(self.session.workers)
-            for case in cases:
-                cluster_shares(parse_mode(case.mode), workers)
-                case.params["cluster"] = self.spec.label
-        except BaseException:
-            self.close()
-            raise
-
-    def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
-        assert self.session is not None, "preflight opens the cluster"
-        self.session.refresh()
-        with _executors_on(self.session, self.inner) as built:
-            outcome = self.inner.run_case(case, config, progress)
-        if not built:
-            raise CaseFailed("the case ran without its cluster executor: not reported as "
-                             "a cluster run")
-        # the warm-up the engine actually ran (a steady warm-up may run more than asked)
-        report = built[-1].report(outcome.metrics["measurement"].warmup_iterations)
-        outcome.metrics["cluster"] = report
-        from dbstand.cli.common import console
-
-        print_kv_workers(case.label(), report, outcome.metrics["measurement"], console)
-        return outcome
-
-    def package_versions(self, case: Case) -> dict[str, str]:
-        return self.inner.package_versions(case)
-
-    def close(self) -> None:
-        try:
-            self.inner.close()
-        finally:
-            if self.session is not None:
-                self.session.close()
-                self.session = None
-
-
-@contextlib.contextmanager
-def _executors_on(session: ClusterSession, workload: Workload
-                  ) -> Iterator[list[ClusterExecutor]]:
-    """While a case runs, the kv workload's executor factory builds ClusterExecutors."""
-    from dbstand.workloads.kv.executors import build_executor
-
-    signature = inspect.signature(build_executor)
-    built: list[ClusterExecutor] = []
-
-    def on_cluster(*args: Any, **kwargs: Any) -> Executor:
-        a = signature.bind(*args, **kwargs)
-        a.apply_defaults()
-        p = a.arguments
-        mode: ModeSpec = p["mode"]
-        recipe = KvShareRecipe(p["spec"], p["target"].secret(), p["prefix"], p["op"], mode,
-                               p["loop_name"], p["gc_off"])
-        executor = ClusterExecutor(session, recipe, mode,
-                                   cluster_shares(mode, len(session.workers)))
-        built.append(executor)
-        return executor
-
-    workload.executor_factory = on_cluster  # type: ignore[attr-defined]
-    try:
-        yield built
-    finally:
-        del workload.executor_factory  # type: ignore[attr-defined]
-
-
-def on_cluster(workload: Workload, cluster: str | None) -> Workload:
-    """`workload` unchanged without `--cluster`; with it, the kv workload with its
-    clients on the cluster's workers (only kv can run on a cluster)."""
-    if cluster is None:
-        return workload
-    if workload.name != "kv":
-        raise UserError(f"--cluster is not available for the {workload.name} workload")
-    return ClusterKvWorkload(workload, parse_cluster(cluster))
-
-
-
-def print_kv_workers(label: str, report: dict[str, Any], measurement: Any,
-                     console: Console) -> None:
+def print_workers(label: str, report: dict[str, Any], measurement: Any,
+                  console: Console) -> None:
     """Each worker's share and own figures for one case, and the case's merged figures."""
     from rich.table import Table
 
