@@ -94,7 +94,9 @@ def test_about_takes_the_seeds_own_spread() -> None:
     assert judge(span(0.98, 1.02), claim)[0] == REPRODUCED
     assert judge(span(0.98, 1.05), claim)[0] == INCONCLUSIVE   # crosses 1.03
     assert judge(span(1.04, 1.10), claim)[0] == DIFFERS
-    assert "3% margin" in judge(span(1.04, 1.10), claim)[1]
+    assert "the seed's own spread" in judge(span(1.04, 1.10), claim)[1]
+    row = settle({"id": "c", "claim": "x.", **claim}, [("a", span(0.98, 1.02))])
+    assert row.verdict == REPRODUCED and "3% margin" in row.note   # said once, in the note
 
 
 def test_the_point_alone_never_decides() -> None:

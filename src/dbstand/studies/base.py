@@ -145,9 +145,13 @@ class ClaimResult:
 def settle(claim: Mapping[str, Any], outcome: Outcome, unit: str = "x",
            stand_in: str = "") -> ClaimResult:
     """A claim's row from what its check found, by the one rule of verdict.py."""
+    note = str(claim.get("note", ""))
+    if "spread_from" in claim:
+        note += ("; " if note else "") + f"about-band ±{float(claim['spread']):.0%}: " \
+            f"{claim['spread_from']}"
     head = dict(id=str(claim["id"]), claim=str(claim["claim"]),
                 where=str(claim.get("where", "")), seed=str(claim.get("seed", "")),
-                note=str(claim.get("note", "")))
+                note=note)
     if isinstance(outcome, Missing):
         return ClaimResult(**head, measured="-", verdict=CANNOT,
                            reason=f"no stand-in: {outcome.what}")

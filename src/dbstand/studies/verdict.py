@@ -83,7 +83,7 @@ class Estimate:
 
 def num(x: float) -> str:
     if math.isinf(x):
-        return "∞"
+        return "∞" if x > 0 else "-∞"
     return f"{x:.3g}" if abs(x) < 1000 else f"{x:,.0f}"
 
 
@@ -130,8 +130,8 @@ def ratio(top: Estimate, bottom: Estimate) -> Estimate:
 
 def about_band(claim: Mapping[str, Any]) -> tuple[float, str]:
     """The band of an "about" claim and where it comes from."""
-    if "spread" in claim:
-        return float(claim["spread"]), f"the seed's own spread ({claim['spread_from']})"
+    if "spread" in claim:   # where it comes from is printed once, in the claim's note
+        return float(claim["spread"]), "the seed's own spread"
     return ABOUT_BAND, "the default band"
 
 
