@@ -6,16 +6,16 @@ from typing import Annotated
 
 import typer
 
-from dbstand.cli.common import console, redacted_argv, split_list
-from dbstand.cli.protocols import with_probes
-from dbstand.cli.run_common import Export, Html, Output, finish, run_targets
+from dbstand.console import console, redacted_argv, split_list
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
-from dbstand.execution import RunRequest, default_output, execute
 from dbstand.modes.spec import expand_modes
 from dbstand.stacks.catalog import get_stack
 from dbstand.workloads.base import Case
+from dbstand.workloads.execution import RunRequest, default_output, execute
+from dbstand.workloads.protocols import with_probes
 from dbstand.workloads.python.options import PythonOptions
+from dbstand.workloads.run_common import Export, Html, Output, finish, run_targets
 
 DEFAULT_STACKS = {"postgresql": "psycopg", "mysql": "pymysql", "sqlite": "sqlite3"}
 
@@ -60,7 +60,9 @@ def run_python(
                           target_ci_pct=ci, latency=latency, seed=seed, interval_s=interval)
     if loop not in ("asyncio", "uvloop"):
         raise UserError(f"--loop takes asyncio or uvloop, not {loop!r}")
-    workload = PythonWorkload(PythonOptions(file=file, pin=pin))
+    options = PythonOptions(file=file, pin=pin)
+    options.check()
+    workload = PythonWorkload(options)
     asked = expand_modes(split_list(mode, "--mode"))
     with run_targets(target) as targets:
         names = split_list(stack, "--stack") or list(dict.fromkeys(
@@ -75,8 +77,8 @@ def run_python(
                 if not fits:
                     raise UserError(f"stack {name!r} can run none of the modes "
                                     f"{', '.join(m.name for m in asked)}")
-                cases += [Case("python", name, t, m.name, "operation", {"loop": loop})
-                          for m in fits]
+                cases += [Case("python", name, t, m.name, "operation",
+                               {**options.params(), "loop": loop}) for m in fits]
         results = execute(RunRequest(workload, with_probes(cases, probes), config,
                                      output or default_output("python"), redacted_argv()),
                           console)

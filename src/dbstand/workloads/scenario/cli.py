@@ -12,15 +12,21 @@ from typing import Annotated, Any
 
 import typer
 
-from dbstand.cli.common import console, err_console, split_list
-from dbstand.cli.http import RunFailed, _check_values, _open_results, _results_path, _with_progress
-from dbstand.cli.run_common import Export, parse_exports, write_exports
+from dbstand.console import console, err_console, split_list
 from dbstand.errors import UserError
 from dbstand.loadgen import DEFAULT_TIMEOUT_S, run_scenario
 from dbstand.loadgen.record import DEFAULT_MAX_ERROR_RATE
 from dbstand.loadgen.series import DEFAULT_INTERVAL_S
 from dbstand.loadgen.summary import print_summary
 from dbstand.results.store import check_output_path, read_results
+from dbstand.workloads.http_run import (
+    RunFailed,
+    check_values,
+    open_results,
+    results_path,
+    with_progress,
+)
+from dbstand.workloads.run_common import Export, parse_exports, write_exports
 from dbstand.workloads.scenario.file import load_scenario
 
 
@@ -89,25 +95,25 @@ def run_http(
     if rate is not None and iterations is not None:
         raise UserError("--rate runs for -d seconds: drop -n")
     for level in levels:
-        _check_values(iterations, level, None, duration, rate, None, timeout,
+        check_values(iterations, level, None, duration, rate, None, timeout,
                       max_error_rate, interval)
     if iterations is None and duration is None:
         duration = 10.0
-    path = _results_path(output)
+    path = results_path(output)
     check_output_path(path)
     for _, export_path in parse_exports(export):
         check_output_path(export_path, "--export")
-    from dbstand.execution import new_run_id
     from dbstand.loadgen.record import http_case_record
     from dbstand.results.schema import run_footer
+    from dbstand.workloads.execution import new_run_id
 
     run_id = new_run_id()
     failed, done, status, errors = 0, 0, "failed", []
     with _base_url(url, stack, target) as base:
-        writer = _open_results(path, run_id)
+        writer = open_results(path, run_id)
         try:
             for index, level in enumerate(levels):
-                result = _with_progress(lambda lv=level: run_scenario(
+                result = with_progress(lambda lv=level: run_scenario(
                     base + "/", plan, lv, iterations=iterations, duration=duration,
                     timeout_s=timeout, interval_s=interval, rate=rate), duration)
                 console.print(f"[bold]{name}[/] with {level} virtual user(s)")

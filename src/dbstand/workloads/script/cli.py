@@ -7,17 +7,17 @@ from typing import Annotated
 
 import typer
 
-from dbstand.cli.common import console, redacted_argv, split_list
-from dbstand.cli.protocols import expand_protocols, with_probes
-from dbstand.cli.run_common import Export, Html, Output, finish, run_targets
+from dbstand.console import console, redacted_argv, split_list
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
-from dbstand.execution import RunRequest, default_output, execute
 from dbstand.modes.spec import ModeSpec, expand_modes
-from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
+from dbstand.sql.ownership import DEFAULT_PREFIX
 from dbstand.stacks.catalog import get_stack
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case
+from dbstand.workloads.execution import RunRequest, default_output, execute
+from dbstand.workloads.protocols import expand_protocols, with_probes
+from dbstand.workloads.run_common import Export, Html, Output, finish, run_targets
 from dbstand.workloads.script.options import ScriptOptions
 
 #: stacks run when --stack is not given, per target kind
@@ -44,7 +44,7 @@ def parse_defines(items: list[str]) -> tuple[tuple[str, int | float | str], ...]
 
 
 def script_cases(targets: list[TargetURL], stacks: list[str], modes: list[str], op: str,
-                 prefix: str, loop: str, revs: int) -> list[Case]:
+                 options: ScriptOptions, loop: str, revs: int) -> list[Case]:
     """Each stack in the asked modes it can run (asyncio modes for asyncio stacks, the
     others for synchronous ones; pgbench sync and threads:N as -c N)."""
     asked = expand_modes(modes)
@@ -68,7 +68,7 @@ def script_cases(targets: list[TargetURL], stacks: list[str], modes: list[str], 
                     raise UserError(f"--revs ({revs}) must divide evenly over pgbench's "
                                     f"{mode.concurrency} clients (-t is per client)")
                 cases.append(Case("script", stack, target, mode.name, op,
-                                  {"prefix": prefix, "loop": loop}))
+                                  {**options.params(), "loop": loop}))
     return cases
 
 
@@ -137,20 +137,18 @@ def run_script(
     config = EngineConfig(revs=revs, warmup=warmup, min_iterations=min_iterations,
                           max_iterations=max_iterations, max_time_s=max_time,
                           target_ci_pct=ci, latency=latency, seed=seed, interval_s=interval)
-    check_prefix(prefix)
-    if scale is not None and scale < 1:
-        raise UserError("--scale must be at least 1")
     if loop not in ("asyncio", "uvloop"):
         raise UserError(f"--loop takes asyncio or uvloop, not {loop!r}")
     options = ScriptOptions(files=tuple(file), init=init, scale=scale,
                             defines=parse_defines(define or []), keep=keep, prefix=prefix,
                             pin=pin)
+    options.check()
     workload = ScriptWorkload(options)  # a bad script fails here, before any results
     op = "+".join(file)
     with run_targets(target) as targets:
         stacks = split_list(stack, "--stack") or _default_stacks(targets)
-        cases = script_cases(targets, stacks, split_list(mode, "--mode"), op, prefix, loop,
-                             revs)
+        cases = script_cases(targets, stacks, split_list(mode, "--mode"), op, options,
+                             loop, revs)
         cases = with_probes(expand_protocols(cases, split_list(protocol, "--protocol")),
                             probes)
         results = execute(RunRequest(workload, cases, config,
