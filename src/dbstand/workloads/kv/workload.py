@@ -267,7 +267,8 @@ class KvWorkload(Workload):
                 packages.update(admin_spec.versions())
                 server["admin_stack"] = admin_spec.name
             client.create_table()
-            client.fill((k, f"tuple_{k}") for k in range(1, rows + 1))
+            loaded = client.fill(((k, f"tuple_{k}") for k in range(1, rows + 1)),
+                                 lambda done, _total: progress(done, rows))
             kv = KvBenchmark(client, case.op, rows, config.revs,
                              case.params["distribution"], config.seed)
             bench = kv.benchmark()
@@ -310,6 +311,7 @@ class KvWorkload(Workload):
         if not spec.is_async:
             metrics["client"] = client.describe()
             metrics.update(client.details())
+        metrics["data_load"] = loaded.record()
         if probed is not None:
             metrics["probes"] = probed
         if case.op in ("upsert", "replace"):
