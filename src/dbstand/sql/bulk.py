@@ -118,34 +118,38 @@ def load_postgresql(target: TargetURL, table: str, columns: Sequence[str],
 
 def load_mysql(target: TargetURL, table: str, columns: Sequence[str],
                rows: Iterable[Sequence[Any]], *, total: int | None = None,
-               progress: Progress | None = None) -> Loaded:
-    """LOAD DATA LOCAL INFILE from a temporary file (PyMySQL), then ANALYZE TABLE."""
+               progress: Progress | None = None) -> Loaded | None:
+    """LOAD DATA LOCAL INFILE from a temporary file (PyMySQL), then ANALYZE TABLE; None
+    (no row read) when the server refuses local files (local_infile off)."""
     from dbstand.drivers.pymysql import connect
 
     start = time.perf_counter()
     done = 0
-    fd, path = tempfile.mkstemp(prefix="dbstand-load-", suffix=".tsv")
+    conn = connect(target, autocommit=False, local_infile=True)
+    path = ""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-            for chunk in _chunks(rows):
-                out.write(_text(chunk, len(columns)))
-                done += len(chunk)
-                if progress:
-                    progress(done, total)
-        conn = connect(target, autocommit=False, local_infile=True)
-        try:
-            with conn.cursor() as cur:
-                cur.execute(f"LOAD DATA LOCAL INFILE %s INTO TABLE {table} "
-                            "CHARACTER SET utf8mb4 FIELDS TERMINATED BY '\\t' "
-                            "ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' "
-                            f"({', '.join(columns)})", (path,))
-                conn.commit()
-                analyze(cur, "mysql", table)
-        finally:
-            conn.close()
+        with conn.cursor() as cur:
+            cur.execute("SELECT @@GLOBAL.local_infile")
+            if not int(cur.fetchone()[0]):
+                return None
+            fd, path = tempfile.mkstemp(prefix="dbstand-load-", suffix=".tsv")
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+                for chunk in _chunks(rows):
+                    out.write(_text(chunk, len(columns)))
+                    done += len(chunk)
+                    if progress:
+                        progress(done, total)
+            cur.execute(f"LOAD DATA LOCAL INFILE %s INTO TABLE {table} "
+                        "CHARACTER SET utf8mb4 FIELDS TERMINATED BY '\\t' "
+                        "ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' "
+                        f"({', '.join(columns)})", (path,))
+            conn.commit()
+            analyze(cur, "mysql", table)
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+        conn.close()
+        if path:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
     return Loaded(table, done, time.perf_counter() - start, "LOAD DATA LOCAL INFILE (PyMySQL)")
 
 
