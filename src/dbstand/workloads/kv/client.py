@@ -70,6 +70,10 @@ class KvClient(ABC):
         """Insert rows (id, name) by the kind's bulk path (sql/bulk.py), statistics
         gathered after; what it did (rows, seconds, path) for the record."""
 
+    def restore(self, rows: Iterable[tuple[int, str]]) -> None:
+        """Put back rows an iteration deleted (the few of one iteration)."""
+        self.fill(rows)
+
     @abstractmethod
     def drop_table(self) -> None: ...
 

@@ -102,13 +102,18 @@ class DbApiKvClient(ConnKvClient):
         loaded = bulk.load(self.target, self.table, KV_COLUMNS, rows, connection=own,
                            progress=progress)
         if loaded is None:
-            loaded = self._insert_rows(rows)
+            loaded = self._insert_rows(rows, analyze=True)
         if self.dialect.after_fill:
             self.cur.execute(self.dialect.after_fill.format(t=self.table))
             self.cur.fetchall()
         return loaded
 
-    def _insert_rows(self, rows: Iterable[tuple[int, str]]) -> bulk.Loaded:
+    def restore(self, rows: Iterable[tuple[int, str]]) -> None:
+        """Put back the few rows an iteration deleted: on this connection, no statistics
+        (between iterations, where a new connection and an ANALYZE would be noise)."""
+        self._insert_rows(rows, analyze=False)
+
+    def _insert_rows(self, rows: Iterable[tuple[int, str]], analyze: bool) -> bulk.Loaded:
         start = time.perf_counter()
         per_stmt = max(1, min(500, self.dialect.max_params // 2))
         it = iter(rows)
@@ -125,7 +130,8 @@ class DbApiKvClient(ConnKvClient):
         except BaseException:
             self.cur.execute("ROLLBACK")
             raise
-        bulk.analyze(self.cur, self.target.kind, self.table)
+        if analyze:
+            bulk.analyze(self.cur, self.target.kind, self.table)
         return bulk.Loaded(self.table, done, time.perf_counter() - start,
                            f"multi-row INSERT ({self.stack})")
 

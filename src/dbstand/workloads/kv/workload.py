@@ -115,7 +115,7 @@ class KvBenchmark:
             self._expect(c.count(), self.rows, "rows after upserts (all hits)")
         elif op == "delete":
             self._expect(c.count(), self.rows - self.revs, "rows after deletes")
-            c.fill(sorted((k, f"tuple_{k}") for (k,) in args))
+            c.restore(sorted((k, f"tuple_{k}") for (k,) in args))
         if op != "insert":
             self._expect(c.count(), self.rows, "rows after restoring")
 

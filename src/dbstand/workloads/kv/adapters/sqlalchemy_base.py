@@ -118,6 +118,9 @@ class SqlAlchemyKvBase(KvClient):
              progress: Progress | None = None) -> Loaded:
         return self.helper.fill(rows, progress)
 
+    def restore(self, rows: Iterable[tuple[int, str]]) -> None:
+        self.helper.restore(rows)
+
     def count(self, where: str = "", params: Sequence[Any] = ()) -> int:
         return self.helper.count(where, params)
 
