@@ -52,10 +52,12 @@ lint: venv
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 
-bench: venv
+bench: venv deps-debian
 	$(BIN)/python bench/harness_overhead
 	$(BIN)/python bench/http_engine
 	$(BIN)/python bench/cli_startup
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python bench/default_suite --runs 3
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python bench/data_load
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache report.html
