@@ -16,9 +16,9 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from dbstand.report.model import Column, Table
-from dbstand.report.render import build_report
 from dbstand.report.renderers.terminal import print_table, row_name_columns
 from dbstand.results.store import read_results
+from dbstand.workloads.render import build_report
 
 DATA = Path(__file__).resolve().parent / "data"
 FILES = {"kv": "kv-sqlite-run.jsonl", "batch": "batch-sqlite-run.jsonl",

@@ -65,7 +65,7 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 def _usage_message(exc: click.ClickException) -> str:
     """A usage error as one line, naming the command's --help for the details."""
-    from dbstand.cli.common import redact_text
+    from dbstand.console import redact_text
 
     message = redact_text(" ".join(exc.format_message().split()))
     ctx = getattr(exc, "ctx", None)
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
         print("dbstand: interrupted", file=sys.stderr)
         sys.exit(130)
     except UserError as exc:
-        from dbstand.cli.common import redact_text
+        from dbstand.console import redact_text
 
         print(f"dbstand: error: {redact_text(str(exc))}", file=sys.stderr)
         sys.exit(exc.exit_code)

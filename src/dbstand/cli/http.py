@@ -16,8 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from dbstand.cli.common import console, err_console, redacted_argv
-from dbstand.cli.run_common import Export, parse_exports, write_exports
+from dbstand.console import console, err_console, redacted_argv
 from dbstand.distributed.cli import ClusterOption, http_on_cluster, print_cluster
 from dbstand.errors import UserError
 from dbstand.loadgen import DEFAULT_TIMEOUT_S, LoadResult, run_closed, run_open
@@ -30,6 +29,7 @@ from dbstand.results.store import (
     check_output_path,
     read_results,
 )
+from dbstand.workloads.run_common import Export, parse_exports, write_exports
 
 DEFAULT_DURATION_S = 10.0
 AB_TIMELIMIT_REQUESTS = 50_000  # ab: "-t implies -n 50000"
@@ -143,7 +143,7 @@ def _with_progress(run: Any, duration: float | None) -> LoadResult:
 
 def _results_path(output: Path | None) -> Path:
     """Where the record goes; refused before the run, not after it."""
-    from dbstand.execution import default_output
+    from dbstand.workloads.execution import default_output
 
     path = output or default_output("http")
     if path.exists():
@@ -226,9 +226,9 @@ def http(
     hdrs = _headers(header, content_type)
     common: dict[str, Any] = dict(keepalive=keepalive, timeout_s=timeout, threads=threads,
                                   method=verb, headers=hdrs, body=body, interval_s=interval)
-    from dbstand.execution import new_run_id
     from dbstand.loadgen.record import http_case_record, rate_note
     from dbstand.results.schema import run_footer
+    from dbstand.workloads.execution import new_run_id
 
     run_id = new_run_id()
     writer = _open_results(path, run_id)

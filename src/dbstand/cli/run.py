@@ -10,10 +10,10 @@ from typing import Annotated
 
 import typer
 
-from dbstand.cli.common import console, redacted_argv
 from dbstand.cli.lazy import LazyCommand, lazy_group
-from dbstand.cli.run_common import Export, Html, Output, finish, run_targets
+from dbstand.console import console, redacted_argv
 from dbstand.workloads import ENTRIES
+from dbstand.workloads.run_common import Export, Html, Output, finish, run_targets
 
 DEFAULT_SUITE_REVS = 50_000
 
@@ -44,18 +44,17 @@ def default_suite(
     if ctx.invoked_subcommand is not None:
         return
     from dbstand.engine.config import EngineConfig
-    from dbstand.execution import RunRequest, default_output, execute
-    from dbstand.sql.ownership import DEFAULT_PREFIX
-    from dbstand.workloads import get_workload
+    from dbstand.workloads.execution import RunRequest, default_output, execute
     from dbstand.workloads.kv.cli import kv_cases
-    from dbstand.workloads.kv.workload import OPS
+    from dbstand.workloads.kv.options import KvOptions
+    from dbstand.workloads.kv.workload import OPS, KvWorkload
 
     config = EngineConfig(revs=revs, steady_warmup=True, min_iterations=min_iterations,
                           max_iterations=max_iterations)
     with run_targets(None) as targets:
-        cases = kv_cases(targets, ["sqlite3"], list(OPS), ["sync"], revs,
-                          config.revs, "uniform", DEFAULT_PREFIX, False)
-        results = execute(RunRequest(get_workload("kv"), cases, config,
+        options = KvOptions(rows=revs)
+        cases = kv_cases(targets, ["sqlite3"], list(OPS), ["sync"], config.revs, options)
+        results = execute(RunRequest(KvWorkload(options), cases, config,
                                       output or default_output("kv"), redacted_argv()),
                           console)
     finish(results, html, export)

@@ -41,7 +41,7 @@ def load_data(name: str) -> dict[str, Any]:
 def started(server: ManagedServer, what: str) -> Iterator[ServerRecord]:
     """A managed server for the study: started under a status line (which must end
     before the run's progress bars start), stopped at the end, also on error."""
-    from dbstand.cli.common import console
+    from dbstand.console import console
 
     try:
         with console.status(f"starting {what} for the study..."):
@@ -289,7 +289,7 @@ class Study(ABC):
     def report(self, results: ResultsFile, quick: bool) -> tuple[Report, list[ClaimResult]]:
         """The study's report: source, published beside measured, claims, then the
         workload's own report of the run."""
-        from dbstand.report.render import build_report
+        from dbstand.workloads.render import build_report
 
         records = results.cases
         own = build_report(results)

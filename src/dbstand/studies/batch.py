@@ -11,7 +11,7 @@ printed beside both.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
@@ -28,6 +28,9 @@ from dbstand.studies.base import (
     finite,
     started,
 )
+
+if TYPE_CHECKING:
+    from dbstand.workloads.batch.options import BatchOptions
 
 STACK = "psycopg2"
 OPS = ("insert", "update", "delete")
@@ -78,11 +81,10 @@ class BatchStudy(Study):
     def cases(self, target: Any, quick: bool) -> list[Any]:
         """The matrix through `run batch`'s own build_cases: all cells bound correctly
         (with the limit rows), then the seed's integer-key cells with the cast key."""
-        from dbstand.workloads.batch.workload import BatchOptions, build_cases
+        from dbstand.workloads.batch.workload import build_cases
 
         p = plan(quick)
-        options = BatchOptions(page_size=int(self.data["source"]["page_size"]),
-                               large_rows=p["large_rows"], large_repeats=3)
+        options = self.options(quick)
         cases = build_cases([target], [STACK], self.apis, list(OPS), p["rows"], options,
                             limits=True)
         for op, apis in self.integer_keys.items():
@@ -90,19 +92,26 @@ class BatchStudy(Study):
                                  limits=False, key_predicates=["cast"])
         return cases
 
+    def options(self, quick: bool) -> BatchOptions:
+        """The run's batch options: the seed's page size, executemany the baseline."""
+        from dbstand.workloads.batch.options import BatchOptions
+
+        return BatchOptions(page_size=int(self.data["source"]["page_size"]),
+                            large_rows=plan(quick)["large_rows"], large_repeats=3,
+                            baseline="executemany")
+
     def run(self, options: StudyOptions) -> ResultsFile:
-        from dbstand.cli.common import console, redacted_argv
+        from dbstand.console import console, redacted_argv
         from dbstand.engine.config import EngineConfig
-        from dbstand.execution import RunRequest, default_output, execute
         from dbstand.targets.postgresql.managed import ManagedPostgres
-        from dbstand.workloads import get_workload
+        from dbstand.workloads.batch.workload import BatchWorkload
+        from dbstand.workloads.execution import RunRequest, default_output, execute
 
         p = plan(options.quick)
         config = EngineConfig(revs=1, min_iterations=min(5, p["max_iterations"]),
                               max_iterations=p["max_iterations"],
                               max_time_s=p["max_time_s"], latency="off")
-        workload = get_workload("batch")
-        workload.baseline = "executemany"  # type: ignore[attr-defined]
+        workload = BatchWorkload(self.options(options.quick))
         with started(ManagedPostgres(), "a PostgreSQL (openGauss's stand-in)") as rec:
             cases = self.cases(rec.target(), options.quick)
             return execute(RunRequest(workload, cases, config,

@@ -64,19 +64,16 @@ class DocqueryStudy(Study):
                 f"connection per request as ab sends them; {p['repeats']} runs per case.")
 
     def run(self, options: StudyOptions) -> ResultsFile:
-        from dbstand.cli.common import console, redacted_argv
+        from dbstand.console import console, redacted_argv
         from dbstand.engine.config import EngineConfig
-        from dbstand.execution import RunRequest, default_output, execute
         from dbstand.targets.mongodb.managed import ManagedFerretDB
-        from dbstand.workloads.docquery.workload import (
-            DocqueryOptions,
-            DocqueryWorkload,
-            build_cases,
-        )
+        from dbstand.workloads.docquery.options import DocqueryOptions
+        from dbstand.workloads.docquery.workload import DocqueryWorkload, build_cases
+        from dbstand.workloads.execution import RunRequest, default_output, execute
 
         p = plan(options.quick)
         doc = DocqueryOptions(size=p["size"], repeats=p["repeats"])
-        workload = DocqueryWorkload()
+        workload = DocqueryWorkload(doc)
         config = EngineConfig(revs=1, min_iterations=max(2, p["repeats"]),
                               max_iterations=max(2, p["repeats"]))
         with started(ManagedFerretDB(), "FerretDB (MongoDB's stand-in)") as rec:

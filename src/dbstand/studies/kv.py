@@ -116,16 +116,17 @@ class KvStudy(Study):
     def cases(self, target: Any, quick: bool) -> list[Any]:
         """The matrix through `run kv`'s own functions: the main grid, then the sweeps
         (binary protocol: the seed swept once per runtime) and the loop comparison."""
-        from dbstand.cli.protocols import expand_protocols, with_probes
         from dbstand.workloads.kv.cli import kv_cases
+        from dbstand.workloads.kv.options import KvOptions
+        from dbstand.workloads.protocols import expand_protocols, with_probes
 
         p = plan(quick)
-        prefix, rows, revs = "dbstand_", ROWS, p["revs"]
+        revs = p["revs"]
+        options = KvOptions(rows=ROWS)
 
         def grid(stacks: list[str], modes: list[str], ops: list[str], loops: list[str],
                  protocols: list[str]) -> list[Any]:
-            cases = kv_cases([target], stacks, ops, modes, rows, revs, "uniform", prefix,
-                             False, False, loops)
+            cases = kv_cases([target], stacks, ops, modes, revs, options, False, loops)
             return with_probes(expand_protocols(cases, protocols), True)
 
         ops = list(p["ops"])
@@ -141,17 +142,21 @@ class KvStudy(Study):
         return out
 
     def run(self, options: StudyOptions) -> ResultsFile:
-        from dbstand.cli.common import console, redacted_argv
+        from dbstand.console import console, redacted_argv
         from dbstand.engine.config import EngineConfig
-        from dbstand.execution import RunRequest, default_output, execute
         from dbstand.targets.tarantool.managed import ManagedTarantool
-        from dbstand.workloads.kv.cli import kv_workload
+        from dbstand.workloads.execution import RunRequest, default_output, execute
+        from dbstand.workloads.kv.options import KvOptions
+        from dbstand.workloads.kv.workload import KvWorkload
 
         p = plan(options.quick)
         config = EngineConfig(revs=p["revs"], pause_s=p["pause_s"], steady_warmup=True,
                               min_iterations=min(5, p["max_iterations"]),
                               max_iterations=p["max_iterations"], max_time_s=p["max_time_s"])
-        workload = kv_workload(BASELINE, options.pin, options.pin_cpus)
+        kv = KvOptions(rows=ROWS, baseline=BASELINE, pin=options.pin,
+                       pin_cpus=options.pin_cpus)
+        kv.check()
+        workload = KvWorkload(kv)
         with started(ManagedTarantool(), "a Tarantool (the seed's settings)") as rec:
             cases = self.cases(rec.target(), options.quick)
             return execute(RunRequest(workload, cases, config,

@@ -56,12 +56,12 @@ class ParkingStudy(Study):
                 "measured.")
 
     def run(self, options: StudyOptions) -> ResultsFile:
-        from dbstand.cli.common import console, redacted_argv
+        from dbstand.console import console, redacted_argv
         from dbstand.engine.config import EngineConfig
-        from dbstand.execution import RunRequest, default_output, execute
         from dbstand.targets.mysql.managed import ManagedMariaDB
-        from dbstand.workloads import get_workload
-        from dbstand.workloads.parking.workload import ParkingOptions, build_cases
+        from dbstand.workloads.execution import RunRequest, default_output, execute
+        from dbstand.workloads.parking.options import ParkingOptions
+        from dbstand.workloads.parking.workload import ParkingWorkload, build_cases
 
         p = plan(options.quick)
         parking = ParkingOptions(passes=p["passes"], batches=p["batches"])
@@ -70,7 +70,7 @@ class ParkingStudy(Study):
                               max_time_s=1e9, latency="all")
         with started(ManagedMariaDB(), "a MariaDB (MySQL's stand-in)") as rec:
             cases = build_cases([rec.target()], list(STACKS), ["on", "off"], [1], parking)
-            return execute(RunRequest(get_workload("parking"), cases, config,
+            return execute(RunRequest(ParkingWorkload(parking), cases, config,
                                       options.output or default_output("study-parking"),
                                       redacted_argv()), console)
 

@@ -81,30 +81,25 @@ class WebtechStudy(Study):
                 "verified before it is measured.")
 
     def run(self, options: StudyOptions) -> ResultsFile:
-        from dbstand.cli.common import console, redacted_argv
+        from dbstand.console import console, redacted_argv
         from dbstand.engine.config import EngineConfig
-        from dbstand.execution import RunRequest, default_output, execute
         from dbstand.targets.mysql.managed import ManagedMariaDB
-        from dbstand.workloads.webtech.workload import (
-            WebtechOptions,
-            WebtechWorkload,
-            build_cases,
-        )
+        from dbstand.workloads.execution import RunRequest, default_output, execute
+        from dbstand.workloads.webtech.options import WebtechOptions
+        from dbstand.workloads.webtech.workload import WebtechWorkload, build_cases, check_request
 
         p = plan(options.quick)
         web = WebtechOptions(requests=p["requests"], repeats=p["repeats"],
                              duration_s=p["duration_s"])
-        cases = [c for c in build_cases(None, self.stacks(options.quick), list(TESTS), [1, 4],
-                                        False, web)
-                 if c.mode == "clients:1" or c.op in p["four_user_tests"]]
-        workload = WebtechWorkload()
+        stacks = self.stacks(options.quick)
+        check_request(stacks, list(TESTS), [1, 4], web)
         config = EngineConfig(revs=1, min_iterations=max(2, p["repeats"]),
                               max_iterations=max(2, p["repeats"]))
         with started(ManagedMariaDB(), "a MariaDB (the seed's MySQL)") as rec:
-            url = rec.target()
-            cases = [type(c)(c.workload, c.stack, url, c.mode, c.op, c.params) for c in cases]
-            workload.use_target(url, web.prefix)
-            return execute(RunRequest(workload, cases, config,
+            cases = [c for c in build_cases(rec.target(), stacks, list(TESTS), [1, 4], False,
+                                            web)
+                     if c.mode == "clients:1" or c.op in p["four_user_tests"]]
+            return execute(RunRequest(WebtechWorkload(web), cases, config,
                                       options.output or default_output("study-webtech"),
                                       redacted_argv()), console)
 

@@ -17,7 +17,6 @@ import os
 import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -32,6 +31,7 @@ from dbstand.probes.statements import StatementCounter, open_counter
 from dbstand.targets.managed import record_for
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.parking.options import ParkingOptions
 from dbstand.workloads.parking.suite import (
     CALLS_PER_PASS,
     PROFILE,
@@ -44,8 +44,6 @@ from dbstand.workloads.parking.suite.checks import SuiteFailure
 WORKLOAD = "parking"
 OP = "pass"
 LOGGING = ("on", "off")
-DEFAULT_PASSES = 20          # the study: batches of 20 passes
-DEFAULT_BATCHES = 5          # ... 5 batches, 100 passes per configuration
 #: the study's table 2 (SQLAlchemy and YB.ORM builds), statements per pass
 STUDY_STATEMENTS = {"select": "78-106", "select_for_update": "88-89", "update": "42-45",
                     "insert": "27", "delete": "0"}
@@ -54,9 +52,6 @@ STUDY_STATEMENTS = {"select": "78-106", "select_for_update": "88-89", "update": 
 #: packages recorded with a case, beside the drivers the service may use
 
 
-#: the reference stack each stack's server CPU is compared with (the study's CPython +
-#: SQLAlchemy); `run parking --baseline` names another
-BASELINE = "python-sqlalchemy"
 
 
 def parking_stacks(kind: str | None = None) -> tuple[str, ...]:
@@ -71,20 +66,6 @@ class ParkingCase(Case):
     def label(self) -> str:
         return (f"parking {self.stack} logging {self.params['logging']} "
                 f"users {self.params['users']}")
-
-
-@dataclass(frozen=True)
-class ParkingOptions:
-    passes: int = DEFAULT_PASSES
-    batches: int = DEFAULT_BATCHES
-    prefix: str = "dbstand_"
-    keep: bool = False           # keep the service's tables after the run
-
-    def check(self) -> None:
-        if self.passes < 1:
-            raise UserError("--passes must be at least 1")
-        if self.batches < 2:
-            raise UserError("--batches must be at least 2 (a spread needs two)")
 
 
 def build_cases(targets: list[TargetURL], stacks: list[str] | None, logging: list[str],
@@ -124,7 +105,7 @@ def build_cases(targets: list[TargetURL], stacks: list[str] | None, logging: lis
                 raise UserError(f"stack {stack!r} does not run on {target.kind} targets "
                                 f"(its databases: {', '.join(stack_databases(stack))})")
         per_target.append((target, list(dict.fromkeys(stacks))))
-    params = dataclasses.asdict(options)
+    params = options.params()
     return [ParkingCase(WORKLOAD, stack, target, "sync" if n == 1 else f"threads:{n}", OP,
                         {**params, "logging": log, "users": n})
             for target, names in per_target for stack in names
@@ -345,9 +326,10 @@ class ParkingWorkload(Workload):
     description = "ORM overhead on an OLTP HTTP service (the parking suite, 68 calls a pass)"
     operations = (OP,)
 
-    def __init__(self, baseline: str = BASELINE):
-        #: the stack the report compares every stack's server CPU with
-        self.baseline = baseline
+    def __init__(self, options: ParkingOptions | None = None):
+        self.options = options or ParkingOptions()
+        #: (target, prefix) of the tables close() drops (those of cases without --keep)
+        self._to_drop: dict[tuple[str, str], tuple[TargetURL, str]] = {}
 
     def preflight(self, cases: list[Case]) -> None:
         known = parking_stacks()
@@ -368,8 +350,7 @@ class ParkingWorkload(Workload):
         users, passes = case.params["users"], case.params["passes"]
         prefix = case.params.get("prefix", "dbstand_")
         if not case.params.get("keep"):  # close() drops its tables at the end of the run
-            self.__dict__.setdefault("_to_drop", {}).setdefault(
-                (case.target.secret(), prefix), (case.target, prefix))
+            self._to_drop.setdefault((case.target.secret(), prefix), (case.target, prefix))
         with _service(case) as service:
             verdict = conformance(service.base_url)
             bench = PassBenchmark(service, users, passes, cfg.warmup)
@@ -392,7 +373,7 @@ class ParkingWorkload(Workload):
                 "consistency": "after every batch the service's totals (places, rows, "
                                "balances, receipts, consumes, transfers) equal what its "
                                "passes imply (no lost update)",
-                "case_engine": cfg.as_dict(), "baseline_stack": self.baseline,
+                "case_engine": cfg.as_dict(), "baseline_stack": self.options.baseline,
                 **parking_metrics(measurement, case), **probes.result(counted),
             }
             server = {"kind": case.target.kind, **probes.server_facts,
@@ -408,10 +389,10 @@ class ParkingWorkload(Workload):
         not an error that would hide the run's own outcome."""
         from contextlib import closing
 
-        from dbstand.cli.common import err_console
+        from dbstand.console import err_console
         from dbstand.workloads.parking import db, schema
 
-        pending = list(self.__dict__.pop("_to_drop", {}).values())
+        pending, self._to_drop = list(self._to_drop.values()), {}
         for target, prefix in pending:
             try:
                 with closing(db.connect(_resolved(target))) as conn:
