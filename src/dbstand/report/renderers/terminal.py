@@ -95,6 +95,13 @@ class _Cells:
                      [[self.cell(r, i) for i in idx] for r in range(len(self.full))],
                      widths, self.styles)
 
+    def renumber(self) -> None:
+        """Marks in reading order (row by row), whatever order measuring gave them."""
+        self.marks.clear()
+        for r in range(len(self.full)):
+            for c in self.caps:
+                self.cell(r, c)
+
     def legend(self) -> list[str]:
         return [f"{mark} {name}" for name, mark in self.marks.items()]
 
@@ -120,6 +127,7 @@ def _fold(table: Table, width: int, console: Console) -> tuple[list[RichTable], 
         if cap < MIN_NAME:
             break
         cells.caps[widest] = cap
+    cells.renumber()
     parts: list[list[int]] = []
     for i in range(names, len(columns)):
         if parts and wide(head + parts[-1] + [i]) <= width:
