@@ -20,6 +20,8 @@ class Dialect:
     forms: dict[str, str] = field(default_factory=dict)
     after_fill: str | None = None  # e.g. move a sequence past the explicit ids
     max_params: int = 999
+    #: statistics gathered after a table is loaded (None: none to gather)
+    analyze: str | None = "ANALYZE {t}"
 
     def select(self, table: str) -> str:
         return f"SELECT id, name FROM {table} WHERE id = ?"
@@ -48,6 +50,9 @@ SQLITE = Dialect(
     table_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
     forms={"upsert": "INSERT ... ON CONFLICT (id) DO UPDATE",
            "replace": "INSERT OR REPLACE"},
+    # SQLite's ANALYZE writes sqlite_stat1, a table dbstand does not own, into the
+    # user's file, and a rowid lookup uses no statistics: none gathered
+    analyze=None,
 )
 
 POSTGRESQL = Dialect(
@@ -77,6 +82,7 @@ MYSQL = Dialect(
                   "WHERE table_schema = DATABASE() AND table_name = ?"),
     forms={"upsert": "INSERT ... ON DUPLICATE KEY UPDATE", "replace": "REPLACE INTO"},
     max_params=30000,
+    analyze="ANALYZE TABLE {t}",
 )
 
 DIALECTS = {d.kind: d for d in (SQLITE, POSTGRESQL, MYSQL)}

@@ -116,7 +116,7 @@ class KvBenchmark:
             self._expect(c.count(), self.rows, "rows after upserts (all hits)")
         elif op == "delete":
             self._expect(c.count(), self.rows - self.revs, "rows after deletes")
-            c.fill(sorted((k, f"tuple_{k}") for (k,) in args))
+            c.restore(sorted((k, f"tuple_{k}") for (k,) in args))
         if op != "insert":
             self._expect(c.count(), self.rows, "rows after restoring")
 
@@ -268,7 +268,8 @@ class KvWorkload(Workload):
                 packages.update(admin_spec.versions())
                 server["admin_stack"] = admin_spec.name
             client.create_table()
-            client.fill((k, f"tuple_{k}") for k in range(1, rows + 1))
+            loaded = client.fill(((k, f"tuple_{k}") for k in range(1, rows + 1)),
+                                 lambda done, _total: progress(done, rows))
             kv = KvBenchmark(client, case.op, rows, config.revs,
                              case.params["distribution"], config.seed)
             bench = kv.benchmark()
@@ -315,6 +316,7 @@ class KvWorkload(Workload):
         if not spec.is_async:
             metrics["client"] = client.describe()
             metrics.update(client.details())
+        metrics["data_load"] = loaded.record()
         if probed is not None:
             metrics["probes"] = probed
         if case.op in ("upsert", "replace"):
