@@ -6,6 +6,7 @@ import contextlib
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from typing import Any
 
 import psutil
@@ -27,7 +28,10 @@ class CaseProbes:
     """
 
     def __init__(self, target: TargetURL, prefix: str, *, client_scope: str = "process",
-                 sqlite_conn: Any = None):
+                 sqlite_conn: Any = None,
+                 admin: Callable[[TargetURL, str], Any] | None = None):
+        """`admin(target, prefix)`: the workload's admin connection, for the statement
+        counter (None: statements not counted)."""
         self.target = target
         self.notes: list[str] = []
         self.pid, self.pid_source = server_pid(target)
@@ -47,10 +51,12 @@ class CaseProbes:
             else:
                 self.statements_source = ("unavailable: SQLite statements are counted on "
                                           "the case's own connection, in sync mode only")
+        elif admin is None:
+            self.statements_source = "unavailable: no admin connection given"
         else:
             try:
                 self.statements = open_counter(target, prefix,
-                                               managed=record_for(target) is not None)
+                                               record_for(target) is not None, admin)
                 self.statements_source = self.statements.source
             except LookupError as exc:
                 self.statements_source = f"unavailable: {exc}"

@@ -18,20 +18,13 @@ row, is someone else's and refused.
 from __future__ import annotations
 
 import contextlib
-import re
 import time
 from typing import Any
 
-from dbstand.errors import OwnershipError, UserError
+from dbstand.errors import OwnershipError
 from dbstand.sql.dialects import Dialect
 from dbstand.sql.paramstyle import to_paramstyle
-
-PREFIX_RE = re.compile(r"^[a-z][a-z0-9_]{0,30}_$")
-DEFAULT_PREFIX = "dbstand_"
-#: the mark on a registry dbstand created
-REGISTRY_MARK = "dbstand ownership registry"
-_STAMP_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-_WORKLOAD_RE = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+from dbstand.targets.prefix import DEFAULT_PREFIX, REGISTRY_MARK, check_prefix, legacy_rows_ok
 
 #: per SQL kind: the query giving the registry's mark ("?" is the table name)
 _MARK_QUERY = {
@@ -42,23 +35,6 @@ _MARK_QUERY = {
     "mysql": ("SELECT table_comment FROM information_schema.tables "
               "WHERE table_schema = DATABASE() AND table_name = ?"),
 }
-
-
-def legacy_rows_ok(rows: list[Any], prefix: str) -> bool:
-    """Whether an unmarked registry's rows are all rows dbstand writes (and there are
-    some): how registries written before the mark are still recognised."""
-    return bool(rows) and all(
-        len(row) >= 3 and isinstance(row[0], str) and row[0].startswith(prefix)
-        and isinstance(row[1], str) and bool(_WORKLOAD_RE.match(row[1]))
-        and isinstance(row[2], str) and bool(_STAMP_RE.match(row[2]))
-        for row in rows)
-
-
-def check_prefix(prefix: str) -> str:
-    if not PREFIX_RE.match(prefix):
-        raise UserError(f"--prefix {prefix!r} must be lowercase letters, digits and _, "
-                        "start with a letter and end with _ (e.g. dbstand_)")
-    return prefix
 
 
 class Ownership:

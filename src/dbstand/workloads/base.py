@@ -59,7 +59,7 @@ class Workload(ABC):
 
     def package_versions(self, case: Case) -> dict[str, str]:
         """Versions of what the case's stack runs on, for its record (failed ones too)."""
-        from dbstand.stacks.catalog import STACKS
+        from dbstand.workloads.catalog import STACKS
 
         spec = STACKS.get(case.stack.split("+")[0].split("[")[0])
         return spec.versions() if spec is not None else {}

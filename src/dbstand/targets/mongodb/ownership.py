@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from dbstand.errors import OwnershipError
-from dbstand.sql.ownership import check_prefix
+from dbstand.targets.prefix import check_prefix
 
 REGISTRY_FIELDS = {"_id", "workload", "created_at"}
 

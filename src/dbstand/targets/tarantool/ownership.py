@@ -9,7 +9,7 @@ execute, create and drop grants; the managed instance's `dbstand` user has them)
 The registry is recognised by a mark, not by its format: dbstand puts a tuple
 naming the registry itself (workload `REGISTRY_MARK`) in it when it creates it.
 Registries of older versions, without the mark, are read only when they hold tuples
-and every one is a tuple dbstand writes (sql/ownership.py's `legacy_rows_ok`).
+and every one is a tuple dbstand writes (targets/prefix.py's `legacy_rows_ok`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from dbstand.errors import OwnershipError
-from dbstand.sql.ownership import check_prefix, legacy_rows_ok
+from dbstand.targets.prefix import check_prefix, legacy_rows_ok
 
 REGISTRY_FORMAT = ("name", "workload", "created_at")
 REGISTRY_MARK = "dbstand-registry"

@@ -22,7 +22,6 @@ from typing import Any
 
 from dbstand.engine import Benchmark, CaseMeasurement, EngineConfig, run_benchmark
 from dbstand.errors import UserError
-from dbstand.stacks.catalog import StackSpec, get_stack
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.batch.api import OPS, BatchApi, BatchClient, BatchData
@@ -34,6 +33,7 @@ from dbstand.workloads.batch.options import (
     BatchOptions,
 )
 from dbstand.workloads.batch.sql import DEFAULT_KEY_PREDICATE, KEY_PREDICATES
+from dbstand.workloads.catalog import StackSpec, get_stack
 
 DEFAULT_ROWS = (10_000, 50_000, 100_000)
 #: a fixed repetition has no stop rule, so no time budget either

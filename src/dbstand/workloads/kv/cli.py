@@ -12,10 +12,11 @@ from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.modes.pinning import DEFAULT_PLACEMENT
 from dbstand.modes.spec import ModeSpec, default_sweep, expand_modes, parse_mode
-from dbstand.sql.ownership import DEFAULT_PREFIX
-from dbstand.stacks.catalog import get_stack
+from dbstand.targets.kinds import get_kind
+from dbstand.targets.prefix import DEFAULT_PREFIX
 from dbstand.targets.url import TargetURL
 from dbstand.workloads import Case
+from dbstand.workloads.catalog import get_stack
 from dbstand.workloads.execution import RunRequest, default_output, execute
 from dbstand.workloads.kv.keys import DISTRIBUTIONS
 from dbstand.workloads.kv.options import DEFAULT_ROWS, KvOptions
@@ -170,13 +171,11 @@ def run_kv(
 
 
 def _default_stacks(targets: list[TargetURL]) -> list[str]:
-    defaults = {"sqlite": "sqlite3", "postgresql": "psycopg", "mysql": "pymysql",
-                "tarantool": "tarantool"}
-    stacks = []
+    stacks: list[str] = []
     for t in targets:
-        name = defaults.get(t.kind)
-        if name and name not in stacks:
-            stacks.append(name)
+        for name in get_kind(t.kind).default_stacks.get("kv", ())[:1]:
+            if name not in stacks:
+                stacks.append(name)
     if not stacks:
         raise UserError("no default stack for these targets: name one with --stack")
     return stacks

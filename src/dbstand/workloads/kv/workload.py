@@ -19,8 +19,9 @@ from dbstand.modes.pinning import pinned
 from dbstand.modes.spec import ModeSpec, parse_mode
 from dbstand.probes.case import CaseProbes
 from dbstand.probes.locate import server_pid
-from dbstand.stacks.catalog import StackSpec, get_stack
+from dbstand.workloads.admin import admin_client
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.catalog import StackSpec, get_stack
 from dbstand.workloads.kv.adapters.external import ExternalKv
 from dbstand.workloads.kv.client import KvClient
 from dbstand.workloads.kv.cluster import KvCluster, KvShareRecipe
@@ -338,4 +339,5 @@ def _probes(case: Case, client: KvClient) -> CaseProbes | None:
         return None
     scope = getattr(client, "client_cpu_scope", "process")
     conn = getattr(client, "conn", None) if case.mode == "sync" else None
-    return CaseProbes(case.target, _prefix(case), client_scope=scope, sqlite_conn=conn)
+    return CaseProbes(case.target, _prefix(case), client_scope=scope, sqlite_conn=conn,
+                      admin=admin_client)

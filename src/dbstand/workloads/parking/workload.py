@@ -28,8 +28,10 @@ from dbstand.modes.executors import ThreadExecutor
 from dbstand.probes.cpu import TreeCpu
 from dbstand.probes.locate import server_pid
 from dbstand.probes.statements import StatementCounter, open_counter
+from dbstand.targets.kinds import get_kind
 from dbstand.targets.managed import record_for
 from dbstand.targets.url import TargetURL
+from dbstand.workloads.admin import admin_client
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.parking.options import ParkingOptions
 from dbstand.workloads.parking.suite import (
@@ -86,7 +88,7 @@ def build_cases(targets: list[TargetURL], stacks: list[str] | None, logging: lis
         if n < 1:
             raise UserError(f"--users must be at least 1 (got {n})")
     for target in targets:
-        if target.kind not in ("sqlite", "postgresql", "mysql"):
+        if get_kind(target.kind).paramstyle is None:
             raise UserError(f"the parking service runs on SQLite, PostgreSQL or MariaDB/MySQL,"
                             f" not {target.kind}")
         if target.is_memory:
@@ -114,10 +116,8 @@ def build_cases(targets: list[TargetURL], stacks: list[str] | None, logging: lis
 
 def _check_reachable(target: TargetURL, prefix: str) -> None:
     """Connect once with dbstand's own driver: a clear TargetError before any result."""
-    if target.kind == "sqlite":
+    if get_kind(target.kind).embedded:
         return
-    from dbstand.workloads.kv.admin import admin_client
-
     admin_client(target, prefix).close()
 
 
@@ -142,10 +142,10 @@ class ServiceProbes:
         self.statements_source = ("unavailable: SQLite runs inside the app server, where "
                                   "dbstand cannot count its statements")
         self.server_facts: dict[str, Any] = {}
-        if target.kind != "sqlite":
+        if not get_kind(target.kind).embedded:
             try:
                 self.statements = open_counter(target, prefix,
-                                               managed=record_for(target) is not None)
+                                               record_for(target) is not None, admin_client)
                 self.statements_source = self.statements.source
                 self.server_facts = self.statements.client.server_facts()  # type: ignore[attr-defined]
             except LookupError as exc:

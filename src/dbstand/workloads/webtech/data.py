@@ -9,7 +9,7 @@ from contextlib import closing
 from typing import Any
 
 from dbstand.targets.url import TargetURL
-from dbstand.workloads.kv.admin import admin_client
+from dbstand.workloads.admin import admin_client
 
 WORKLOAD = "webtech"
 ROWS = 10_000

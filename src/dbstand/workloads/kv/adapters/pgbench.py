@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from dbstand.drivers.endpoint import endpoint
 from dbstand.engine.executor import Executor, IterationResult, Prepared
 from dbstand.errors import CaseFailed, MissingDependencyError, UserError
 from dbstand.targets.managed import password_for
@@ -134,8 +135,8 @@ class PgbenchExecutor(Executor):
         run = self.client.run_index = self.runs
         self.runs += 1
         t = self.client.target
-        argv = [str(self.binary), "-n", "-h", t.host or "127.0.0.1",
-                "-p", str(t.port or 5432), "-M", self.client.protocol or "simple",
+        argv = [str(self.binary), "-n", "-h", endpoint(t).host,
+                "-p", str(endpoint(t).port), "-M", self.client.protocol or "simple",
                 "-c", "1", "-j", "1", "-t", str(len(args)), "-D", f"rows={self.rows}",
                 "-f", str(self._script(run))]
         if t.user:
