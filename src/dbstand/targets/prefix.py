@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dbstand.errors import UserError
+from dbstand.errors import OwnershipError, UserError
 
 PREFIX_RE = re.compile(r"^[a-z][a-z0-9_]{0,30}_$")
 DEFAULT_PREFIX = "dbstand_"
@@ -25,6 +25,16 @@ def legacy_rows_ok(rows: list[Any], prefix: str) -> bool:
         and isinstance(row[1], str) and bool(_WORKLOAD_RE.match(row[1]))
         and isinstance(row[2], str) and bool(_STAMP_RE.match(row[2]))
         for row in rows)
+
+
+def not_our_registry(noun: str, registry: str) -> OwnershipError:
+    return OwnershipError(f"{noun} {registry} exists but is not dbstand's registry: "
+                          "refusing to touch it (use another --prefix)")
+
+
+def not_ours(noun: str, name: str) -> OwnershipError:
+    return OwnershipError(f"{noun} {name} exists and was not created by dbstand: refusing "
+                          "to touch it (rename it, or give dbstand another --prefix)")
 
 
 def check_prefix(prefix: str) -> str:

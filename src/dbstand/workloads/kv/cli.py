@@ -16,6 +16,7 @@ from dbstand.targets.kinds import get_kind
 from dbstand.targets.prefix import DEFAULT_PREFIX
 from dbstand.targets.url import TargetURL
 from dbstand.workloads import Case
+from dbstand.workloads.base import check_choice
 from dbstand.workloads.catalog import get_stack
 from dbstand.workloads.execution import RunRequest, default_output, execute
 from dbstand.workloads.kv.keys import DISTRIBUTIONS
@@ -35,9 +36,7 @@ def kv_cases(targets: list[TargetURL], stacks: list[str], ops: list[str], modes:
     levels for asyncio stacks, threads for synchronous ones) after the modes asked
     for. A synchronous stack runs no loop: it records the first one named."""
     loops = list(dict.fromkeys([loop] if isinstance(loop, str) else loop)) or ["asyncio"]
-    for name in loops:
-        if name not in LOOPS:
-            raise UserError(f"--loop takes {' and/or '.join(LOOPS)}, not {name!r}")
+    check_choice(loops, LOOPS, "--loop")
     asked = expand_modes(modes)
     cases = []
     skipped: list[str] = []

@@ -20,7 +20,7 @@ from dbstand.modes.spec import ModeSpec, parse_mode
 from dbstand.probes.case import CaseProbes
 from dbstand.probes.locate import server_pid
 from dbstand.workloads.admin import admin_client
-from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload, prove_access
 from dbstand.workloads.catalog import StackSpec, get_stack
 from dbstand.workloads.kv.adapters.external import ExternalKv
 from dbstand.workloads.kv.client import KvClient
@@ -242,11 +242,7 @@ class KvWorkload(Workload):
             key = (case.stack, case.target.secret())
             if key not in seen:
                 seen.add(key)
-                client = open_admin_client(case)  # proves reachability and credentials
-                try:
-                    client.check_ownership()
-                finally:
-                    client.close()
+                prove_access(open_admin_client(case))
                 if spec.is_async:
                     executor = build_executor(spec, case.target, _prefix(case), "select",
                                               parse_mode("asyncio:1"), None,

@@ -33,6 +33,7 @@ from dbstand.targets.managed import record_for
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.admin import admin_client
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.parking import db
 from dbstand.workloads.parking.options import ParkingOptions
 from dbstand.workloads.parking.suite import (
     CALLS_PER_PASS,
@@ -88,12 +89,7 @@ def build_cases(targets: list[TargetURL], stacks: list[str] | None, logging: lis
         if n < 1:
             raise UserError(f"--users must be at least 1 (got {n})")
     for target in targets:
-        if get_kind(target.kind).paramstyle is None:
-            raise UserError(f"the parking service runs on SQLite, PostgreSQL or MariaDB/MySQL,"
-                            f" not {target.kind}")
-        if target.is_memory:
-            raise UserError("the parking service runs in its own process: give a SQLite "
-                            "file (sqlite:///path.db), not an in-memory database")
+        db.check_target(target)
     per_target: list[tuple[TargetURL, list[str]]] = []
     for target in targets:
         runs_here = parking_stacks(target.kind)
@@ -390,7 +386,7 @@ class ParkingWorkload(Workload):
         from contextlib import closing
 
         from dbstand.console import err_console
-        from dbstand.workloads.parking import db, schema
+        from dbstand.workloads.parking import schema
 
         pending, self._to_drop = list(self._to_drop.values()), {}
         for target, prefix in pending:
