@@ -21,8 +21,6 @@ KIND_NAMES = frozenset(n for k in all_kinds().values() for n in (k.name, *k.sche
 #: still branch on the dialect's name (its name is its kind's). A file may only lose
 #: uses; a file not listed may have none.
 KNOWN: dict[str, int] = {
-    "sql/dialects.py": 3,
-    "sql/ownership.py": 3,
     "workloads/batch/api.py": 3,
     "workloads/docquery/data.py": 4,
     "workloads/kv/adapters/sqlalchemy_async.py": 3,

@@ -24,17 +24,13 @@ from typing import Any
 from dbstand.errors import OwnershipError
 from dbstand.sql.dialects import Dialect
 from dbstand.sql.paramstyle import to_paramstyle
-from dbstand.targets.prefix import DEFAULT_PREFIX, REGISTRY_MARK, check_prefix, legacy_rows_ok
-
-#: per SQL kind: the query giving the registry's mark ("?" is the table name)
-_MARK_QUERY = {
-    "sqlite": "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
-    "postgresql": ("SELECT obj_description(c.oid, 'pg_class') FROM pg_class c "
-                   "JOIN pg_namespace n ON n.oid = c.relnamespace "
-                   "WHERE n.nspname = current_schema() AND c.relname = ?"),
-    "mysql": ("SELECT table_comment FROM information_schema.tables "
-              "WHERE table_schema = DATABASE() AND table_name = ?"),
-}
+from dbstand.targets.prefix import (
+    DEFAULT_PREFIX,
+    REGISTRY_MARK,
+    check_prefix,
+    legacy_rows_ok,
+    not_our_registry,
+)
 
 
 class Ownership:
@@ -57,7 +53,7 @@ class Ownership:
         return self.cur.fetchone() is not None
 
     def _marked(self) -> bool:
-        query = _MARK_QUERY.get(self.dialect.kind)
+        query = self.dialect.mark_query
         if query is None:
             return False
         self.cur.execute(self._sql(query), (self.registry,))
@@ -79,9 +75,7 @@ class Ownership:
                 self._rollback()
                 rows = []
             if not legacy_rows_ok(rows, self.prefix):
-                raise OwnershipError(
-                    f"table {self.registry} exists but is not dbstand's registry: "
-                    "refusing to touch it (use another --prefix)")
+                raise not_our_registry("table", self.registry)
         self._verified = True
         return True
 
@@ -90,16 +84,9 @@ class Ownership:
             return
         columns = ("name VARCHAR(128) PRIMARY KEY, workload VARCHAR(64) NOT NULL, "
                    "created_at VARCHAR(40) NOT NULL")
-        kind = self.dialect.kind
-        if kind == "sqlite":  # SQLite keeps a comment inside the parentheses
-            self.cur.execute(f"CREATE TABLE {self.registry} (/* {REGISTRY_MARK} */ "
-                             f"{columns})")
-        elif kind == "mysql":
-            self.cur.execute(f"CREATE TABLE {self.registry} ({columns}) "
-                             f"COMMENT = '{REGISTRY_MARK}'")
-        else:
-            self.cur.execute(f"CREATE TABLE {self.registry} ({columns})")
-            self.cur.execute(f"COMMENT ON TABLE {self.registry} IS '{REGISTRY_MARK}'")
+        for statement in self.dialect.create_registry:
+            self.cur.execute(statement.format(t=self.registry, columns=columns,
+                                              mark=REGISTRY_MARK))
         self._verified = True
 
     def _rollback(self) -> None:

@@ -249,7 +249,7 @@ class KvWorkload(Workload):
                                               case.params.get("loop", "asyncio"))
                     executor.close()  # the asyncio driver itself can connect
         if self.cluster is not None:
-            self.cluster.check(cases)
+            self.cluster.check(cases, [case_spec(c) for c in cases])
             self.cluster.open(cases)
 
     def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
