@@ -21,7 +21,6 @@ KIND_NAMES = frozenset(n for k in all_kinds().values() for n in (k.name, *k.sche
 #: still branch on the dialect's name (its name is its kind's). A file may only lose
 #: uses; a file not listed may have none.
 KNOWN: dict[str, int] = {
-    "workloads/batch/api.py": 3,
     "workloads/docquery/data.py": 4,
     "workloads/kv/adapters/sqlalchemy_async.py": 3,
     "workloads/kv/adapters/sqlalchemy_core.py": 5,
