@@ -15,7 +15,7 @@ import shlex
 import tomllib
 from pathlib import Path
 
-from dbstand.stacks.catalog import get_stack
+from dbstand.workloads.catalog import get_stack
 
 ROOT = Path(__file__).resolve().parent.parent
 #: appended to the runs to keep each command a few seconds (the figures are not judged)

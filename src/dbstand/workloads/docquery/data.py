@@ -297,7 +297,7 @@ def load_url(target: TargetURL | str, size: int = DEFAULT_SIZE, seed: int = DEFA
              prefix: str = DEFAULT_PREFIX, force: bool = False,
              progress: Progress | None = None) -> LoadResult:
     """Load the set into a mongodb:// or postgresql:// target."""
-    from dbstand.sql.ownership import check_prefix
+    from dbstand.targets.prefix import check_prefix
 
     check_prefix(prefix)
     with connected(target) as (kind, handle):

@@ -4,31 +4,20 @@ from __future__ import annotations
 
 import time
 from abc import abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Any
 
-from dbstand.errors import TargetError
+from dbstand.drivers import open_with
 from dbstand.sql import bulk
 from dbstand.sql.dialects import Dialect, dialect_for, server_facts
 from dbstand.sql.ownership import Ownership
 from dbstand.sql.paramstyle import to_paramstyle
-from dbstand.targets.connect_errors import connect_error
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.kv.client import ConnKvClient, Op
 
 KV_SUFFIX = "kv"
 KV_COLUMNS = ("id", "name")
-
-
-def open_dbapi(opener: Callable[[], Any], target: TargetURL) -> Any:
-    """Call a driver's connect, turning its failure into one clear TargetError line."""
-    try:
-        return opener()
-    except TargetError:
-        raise
-    except Exception as exc:  # drivers raise their own hierarchies
-        raise connect_error(exc, target) from None
 
 
 class DbApiKvClient(ConnKvClient):
@@ -49,7 +38,7 @@ class DbApiKvClient(ConnKvClient):
         """Open a DB-API connection in autocommit mode (each driver its own way)."""
 
     def connect(self) -> None:
-        self.conn = open_dbapi(self._open, self.target)
+        self.conn = open_with(self._open, self.target)
         self.cur = self.conn.cursor()
         self.ownership = Ownership(self.cur, self.dialect, self.paramstyle, self.prefix)
 

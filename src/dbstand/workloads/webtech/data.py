@@ -10,7 +10,7 @@ from typing import Any
 
 from dbstand.sql import bulk
 from dbstand.targets.url import TargetURL
-from dbstand.workloads.kv.admin import admin_client
+from dbstand.workloads.admin import admin_client
 
 WORKLOAD = "webtech"
 ROWS = 10_000

@@ -21,8 +21,8 @@ from sqlalchemy.pool import StaticPool
 
 from dbstand.errors import CaseFailed
 from dbstand.sql.bulk import Loaded, Progress
-from dbstand.stacks.catalog import get_stack
 from dbstand.targets.url import TargetURL
+from dbstand.workloads.catalog import get_stack
 from dbstand.workloads.kv.client import KvClient
 from dbstand.workloads.kv.dbapi import DbApiKvClient
 

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import tarantool
 from tarantool.error import DatabaseError
 
+from dbstand.drivers.endpoint import endpoint
 from dbstand.errors import CaseFailed, TargetError
 from dbstand.sql.bulk import CHUNK, Loaded, Progress
 from dbstand.targets.connect_errors import connect_error
@@ -26,7 +27,6 @@ from dbstand.targets.tarantool.ownership import TarantoolOwnership
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.kv.client import ConnKvClient, Op
 
-DEFAULT_PORT = 3301
 GREETING_TIMEOUT_S = 5.0
 #: tuples per server-side insert call while filling (one transaction each)
 FILL_CHUNK = 20_000
@@ -90,7 +90,8 @@ class TarantoolKv(ConnKvClient):
     # --- connection ------------------------------------------------------------
     def connect(self) -> None:
         t = self.target
-        host, port = t.host or "127.0.0.1", t.port or DEFAULT_PORT
+        where = endpoint(t)
+        host, port = where.host, where.port
         try:
             # the connector waits forever for a greeting: a wrong port must not hang
             greeting = first_bytes(host, port, GREETING_TIMEOUT_S)
