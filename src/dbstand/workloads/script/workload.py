@@ -30,6 +30,7 @@ from dbstand.sql.dialects import dialect_for
 from dbstand.sql.ownership import Ownership
 from dbstand.targets.kinds import get_kind
 from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads.admin import admin_client
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.catalog import StackSpec, get_stack
 from dbstand.workloads.script.builtin import BALANCES, BUILTINS, CHECKED, TABLES, ddl, fill_sql
@@ -400,4 +401,5 @@ def _probes(case: Case, spec: StackSpec) -> CaseProbes | None:
         return None
     scope = "children" if _is_pgbench(spec) else "process"
     return CaseProbes(case.target, str(case.params.get("prefix", "dbstand_")),
-                      client_scope=scope, proxy=proxy_probe(case.target))
+                      client_scope=scope, admin=admin_client,
+                      proxy=proxy_probe(case.target))
