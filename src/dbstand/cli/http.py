@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from dbstand.cli.common import console, err_console, redacted_argv
-from dbstand.cli.run_common import Export, parse_exports, write_exports
+from dbstand.cli.run_common import Export, named_outputs, parse_exports, write_exports
 from dbstand.distributed.cli import ClusterOption, http_on_cluster, print_cluster
 from dbstand.errors import UserError
 from dbstand.loadgen import DEFAULT_TIMEOUT_S, LoadResult, run_closed, run_open
@@ -27,6 +27,7 @@ from dbstand.loadgen.summary import print_summary
 from dbstand.results.store import (
     ResultsWriteError,
     ResultsWriter,
+    check_distinct_outputs,
     check_output_path,
     read_results,
 )
@@ -216,6 +217,7 @@ def http(
     check_output_path(path)
     for _, export_path in parse_exports(export):
         check_output_path(export_path, "--export")
+    check_distinct_outputs([("the results file", path), *named_outputs(None, export)])
     body = b""
     if post_file is not None:
         try:

@@ -7,10 +7,10 @@ from typing import Annotated
 import typer
 
 from dbstand.cli.common import console, redacted_argv, split_ints, split_list
-from dbstand.cli.run_common import Export, Html, Output, finish, run_targets
+from dbstand.cli.run_common import Export, Html, Output, finish, results_path, run_targets
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
-from dbstand.execution import RunRequest, default_output, execute
+from dbstand.execution import RunRequest, execute
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.catalog import STACKS
 from dbstand.targets.url import TargetURL
@@ -118,7 +118,7 @@ def run_batch(
         for note in notes:
             console.print(f"[yellow]note:[/] {note}")
         results = execute(RunRequest(workload, cases, config,
-                                     output or default_output("batch"), redacted_argv()),
+                                     results_path(output, html, export, "batch"), redacted_argv()),
                           console)
     finish(results, html, export)
 

@@ -8,11 +8,11 @@ import typer
 
 from dbstand.cli.common import console, redacted_argv, split_list
 from dbstand.cli.protocols import expand_protocols, with_probes
-from dbstand.cli.run_common import Export, Html, Output, finish, run_targets
+from dbstand.cli.run_common import Export, Html, Output, finish, results_path, run_targets
 from dbstand.distributed.cli import ClusterOption, on_cluster
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
-from dbstand.execution import RunRequest, default_output, execute
+from dbstand.execution import RunRequest, execute
 from dbstand.modes.pinning import DEFAULT_PLACEMENT
 from dbstand.modes.spec import ModeSpec, default_sweep, expand_modes, parse_mode
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
@@ -163,7 +163,7 @@ def run_kv(
         cases = with_probes(expand_protocols(cases, split_list(protocol, "--protocol")),
                             probes)
         results = execute(RunRequest(on_cluster(workload, cluster), cases, config,
-                                     output or default_output("kv"), redacted_argv()),
+                                     results_path(output, html, export, "kv"), redacted_argv()),
                           console)
     finish(results, html, export)
 

@@ -11,10 +11,10 @@ from typing import Annotated
 import typer
 
 from dbstand.cli.common import console, redacted_argv, split_ints, split_list
-from dbstand.cli.run_common import Export, Html, Output, finish
+from dbstand.cli.run_common import Export, Html, Output, finish, results_path
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
-from dbstand.execution import RunRequest, default_output, execute
+from dbstand.execution import RunRequest, execute
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
 from dbstand.workloads.parking.workload import (
@@ -86,7 +86,8 @@ def run_parking(
     with parking_targets(target) as targets:
         cases = build_cases(targets, stacks, split_list(logging, "--logging"),
                             split_ints(users, "--users"), options)
-        results = execute(RunRequest(ParkingWorkload(baseline), cases, config,
-                                     output or default_output("parking"), redacted_argv()),
+        path = results_path(output, html, export, "parking")
+        results = execute(RunRequest(ParkingWorkload(baseline), cases, config, path,
+                                     redacted_argv()),
                           console)
     finish(results, html, export)

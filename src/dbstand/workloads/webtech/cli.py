@@ -9,10 +9,10 @@ from typing import Annotated
 import typer
 
 from dbstand.cli.common import console, redacted_argv, split_ints, split_list
-from dbstand.cli.run_common import Export, Html, Output, finish
+from dbstand.cli.run_common import Export, Html, Output, finish, results_path
 from dbstand.distributed.cli import ClusterOption, cluster_for
 from dbstand.engine.config import EngineConfig
-from dbstand.execution import RunRequest, default_output, execute
+from dbstand.execution import RunRequest, execute
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.manifest import stacks_for
 from dbstand.targets.url import TargetURL, parse_target_url
@@ -95,6 +95,6 @@ def run_webtech(
         workload.use_target(url, prefix)
         config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)
         results = execute(RunRequest(workload, cases, config,
-                                     output or default_output(WORKLOAD), redacted_argv()),
+                                     results_path(output, html, export, WORKLOAD), redacted_argv()),
                           console)
     finish(results, html, export)
