@@ -80,7 +80,12 @@ def _target_for(manifest_databases: tuple[str, ...], text: str | None) -> Target
     from dbstand.targets.url import parse_target_url
 
     if text is not None:
-        return parse_target_url(text)
+        url = parse_target_url(text)
+        if url.kind not in manifest_databases:
+            runs_on = (f"runs on {', '.join(manifest_databases)}" if manifest_databases
+                       else "reads no database (drop --target)")
+            raise UserError(f"this stack {runs_on}, not {url.kind}: its manifest says so")
+        return url
     for kind in manifest_databases:
         record = load_record(kind)
         if record is not None:
