@@ -6,13 +6,15 @@ import os
 from pathlib import Path
 
 
-def state_dir() -> Path:
-    """`$DBSTAND_HOME`, else `$XDG_STATE_HOME/dbstand`, else `~/.local/state/dbstand`."""
+def state_dir(create: bool = True) -> Path:
+    """`$DBSTAND_HOME`, else `$XDG_STATE_HOME/dbstand`, else `~/.local/state/dbstand`
+    (made when `create`: readers of records need no folder)."""
     home = os.environ.get("DBSTAND_HOME")
     if home:
         path = Path(home)
     else:
         xdg = os.environ.get("XDG_STATE_HOME")
         path = Path(xdg) / "dbstand" if xdg else Path.home() / ".local" / "state" / "dbstand"
-    path.mkdir(parents=True, exist_ok=True)
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
     return path

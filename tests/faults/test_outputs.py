@@ -14,7 +14,7 @@ import pytest
 from tests.faults.helpers import one_error_line, run_tagged
 
 DATA = Path(__file__).parent.parent / "data" / "parking-sqlite-run.jsonl"
-FAST_KV = ["run", "kv", "--stack", "sqlite3", "--op", "get", "--revs", "300", "--rows", "500",
+FAST_KV = ["run", "kv", "--stack", "sqlite3", "--op", "select", "--revs", "300", "--rows", "500",
            "--min-iterations", "3", "--max-iterations", "5"]
 
 

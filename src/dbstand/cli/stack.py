@@ -35,11 +35,16 @@ def list_stacks(workload: Annotated[str | None, typer.Option(
     from dbstand.stacks.build import missing_debian
     from dbstand.stacks.manifest import all_manifests
 
+    manifests = all_manifests().values()
+    known = sorted({w for m in manifests for w in m.workloads})
+    if workload is not None and workload not in known:
+        raise UserError(f"no stack implements workload {workload!r} (known: "
+                        f"{', '.join(known)})")
     table = Table(title="server stacks")
     for col in ("stack", "workloads", "language", "framework", "server", "orm",
                 "concurrency", "databases", "installed"):
         table.add_column(col, overflow="fold")
-    for m in all_manifests().values():
+    for m in manifests:
         if workload is not None and not m.implements(workload):
             continue
         missing = missing_debian(m.debian)
@@ -115,6 +120,9 @@ def start(name: Name, target: Target = None,
 
     check_port(port)
     manifest = get_manifest(name)
+    if workload is not None and not manifest.implements(workload):
+        raise UserError(f"stack {name!r} implements {', '.join(manifest.workloads)}, not "
+                        f"{workload}")
     served = served_workload(workload or manifest.workloads[0])
     url = _target_for(manifest.databases, target)
     if url is not None:

@@ -300,9 +300,12 @@ def chown_tree(path: Path, user: str | None) -> None:
             os.chown(os.path.join(root, name), entry.pw_uid, entry.pw_gid)
 
 
-def registry_path(kind: str) -> Path:
-    path = state_dir() / "servers"
-    path.mkdir(parents=True, exist_ok=True)
+def registry_path(kind: str, create: bool = False) -> Path:
+    """Where the record of a managed `kind` server is kept; the folder is made only
+    for writing (reading needs none, so a read-only state folder can still be read)."""
+    path = state_dir(create) / "servers"
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
     return path / f"{kind}.json"
 
 
@@ -317,7 +320,7 @@ def load_record(kind: str) -> ServerRecord | None:
 
 
 def save_record(record: ServerRecord) -> None:
-    path = registry_path(record.kind)
+    path = registry_path(record.kind, create=True)
     tmp = path.with_suffix(".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
@@ -331,7 +334,7 @@ def forget_record(kind: str) -> None:
 
 
 def all_records() -> list[ServerRecord]:
-    folder = state_dir() / "servers"
+    folder = state_dir(create=False) / "servers"
     records = []
     for path in sorted(folder.glob("*.json")) if folder.exists() else []:
         record = load_record(path.stem)

@@ -50,8 +50,8 @@ class DocqueryOptions:
     def check(self) -> None:
         if not 30 <= self.size <= 100_000_000:
             raise UserError("--size must be from 30 to 100,000,000 documents")
-        if not 1 <= self.repeats <= 100:
-            raise UserError("--repeats must be from 1 to 100")
+        if not 2 <= self.repeats <= 100:
+            raise UserError("--repeats must be from 2 to 100 (a 95% interval needs two runs)")
         if not 0 <= self.max_error_rate < 1:
             raise UserError("--max-error-rate must be from 0 to 1")
 
