@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.faults.helpers import need_root_mount, one_error_line, run_tagged, tmpfs
 
 from dbstand.targets.managed import ServerRecord
-from tests.faults.helpers import need_root_mount, one_error_line, run_tagged, tmpfs
 
 KV_FAST = ["--op", "select", "--revs", "200", "--rows", "300", "--min-iterations", "2",
            "--max-iterations", "3"]
