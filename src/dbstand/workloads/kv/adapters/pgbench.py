@@ -5,7 +5,7 @@ dbstand-owned table from a custom script (a uniformly random id drawn by `\\set`
 one connection, R transactions per iteration, `-M simple` or `-M prepared` as the
 two protocols. An iteration's time is R divided by pgbench's tps (which excludes its
 connection set-up); latencies come from its per-transaction log. The password goes
-through PGPASSWORD in the child's environment, never on its command line.
+through a 0600 password file (PGPASSFILE), never the environment or the command line.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 from dbstand.engine.executor import Executor, IterationResult, Prepared
 from dbstand.errors import CaseFailed, MissingDependencyError, UserError
 from dbstand.targets.managed import password_for
+from dbstand.targets.postgresql.passfile import write_passfile
 from dbstand.workloads.kv.adapters.external import ExternalKv
 from dbstand.workloads.kv.adapters.psycopg import PsycopgKv
 
@@ -146,10 +147,11 @@ class PgbenchExecutor(Executor):
             if every > 1:
                 argv.append(f"--sampling-rate={1 / every:.6f}")
         argv.append(t.database or t.user or "postgres")
-        env = {**os.environ, "PGCONNECT_TIMEOUT": "10", "PGAPPNAME": "dbstand-pgbench"}
+        env = {k: v for k, v in os.environ.items() if k != "PGPASSWORD"}
+        env.update(PGCONNECT_TIMEOUT="10", PGAPPNAME="dbstand-pgbench")
         password = t.password or password_for(t)
         if password:
-            env["PGPASSWORD"] = password
+            env.update(write_passfile(self.folder, password))
         return _PgbenchRun(argv, env, self.folder, prefix)
 
 
