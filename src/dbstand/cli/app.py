@@ -77,8 +77,21 @@ def _usage_message(exc: click.ClickException) -> str:
     return message
 
 
+def _clear_leftovers() -> None:
+    """Servers and work folders an earlier, killed dbstand left (targets/leftovers.py)."""
+    from dbstand.targets.leftovers import sweep
+
+    try:
+        lines = sweep()
+    except Exception as exc:  # never a reason for this command to fail
+        lines = [f"could not look for what a killed dbstand left: {exc}"]
+    for line in lines:
+        print(f"dbstand: {line}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, _terminate)
+    _clear_leftovers()
     try:
         code = app(args=argv, standalone_mode=False, prog_name="dbstand")
     except click.exceptions.Exit as exc:

@@ -50,7 +50,12 @@ def up(kind: Annotated[str, typer.Argument(help="postgresql, mysql (MariaDB) or 
     server = cls(port=port)
     with console.status(f"starting {cls.kind} on 127.0.0.1:{server.port}..."):
         record = server.start()
-    save_record(record)
+    try:
+        save_record(record)
+    except BaseException:
+        server.stop()  # no record, no server: `server down` could not find it
+        raise
+    server.release_claim()  # the record keeps the server from now on
     console.print(f"{cls.kind} is up: [bold]{record.url}[/]")
     console.print(f"  pid {record.pid}, data in {record.base_dir}; password kept in "
                   "dbstand's state dir (`dbstand server status --show-password` prints it)")

@@ -387,8 +387,12 @@ class ManagedServer(ABC):
 
     # -- lifecycle -----------------------------------------------------------
     def start(self) -> ServerRecord:
+        from dbstand.targets.leftovers import Claim, check_state_folder
+
+        check_state_folder()  # before anything starts: a killed run's server is found
         self.base_dir = Path(tempfile.mkdtemp(prefix=f"dbstand-{self.kind}-"))
         try:
+            self.claim: Claim | None = Claim(self.base_dir, f"{self.kind} server")
             self.record = self._start(self.base_dir)
             self.record.pid_identity = process_identity(self.record.pid)
         except BaseException:
@@ -418,6 +422,14 @@ class ManagedServer(ABC):
             if self.base_dir.name.startswith("dbstand-"):
                 shutil.rmtree(self.base_dir, ignore_errors=True)
             self.base_dir = None
+        self.release_claim()
+
+    def release_claim(self) -> None:
+        """The folder is gone, or a saved record (`server up`) now keeps the server."""
+        claim = getattr(self, "claim", None)
+        if claim is not None:
+            claim.release()
+            self.claim = None
 
     def __enter__(self) -> ServerRecord:
         return self.start()
