@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from dbstand.errors import UserError
+
 
 def state_dir(create: bool = True) -> Path:
     """`$DBSTAND_HOME`, else `$XDG_STATE_HOME/dbstand`, else `~/.local/state/dbstand`
@@ -16,5 +18,12 @@ def state_dir(create: bool = True) -> Path:
         xdg = os.environ.get("XDG_STATE_HOME")
         path = Path(xdg) / "dbstand" if xdg else Path.home() / ".local" / "state" / "dbstand"
     if create:
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise UserError(f"dbstand's state folder {path} is a file, not a folder (set "
+                            "DBSTAND_HOME to a folder)") from None
+        except OSError as exc:
+            raise UserError(f"cannot make dbstand's state folder {path}: {exc.strerror} "
+                            "(set DBSTAND_HOME to a writable folder)") from None
     return path

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from dbstand.cli.common import console
+from dbstand.cli.common import console, err_console
 from dbstand.cli.ports import check_port
 from dbstand.errors import ServerError, UserError
 from dbstand.targets.kinds import managed_kinds
 from dbstand.targets.managed import (
+    CorruptRecord,
     ManagedServer,
     ServerRecord,
     all_records,
@@ -74,8 +76,12 @@ def _clear_stale(cls: type[ManagedServer], record: ServerRecord) -> None:
         raise ServerError(f"could not clean up the stopped {cls.kind} server's data in "
                           f"{record.base_dir}: {exc}") from None
     forget_record(cls.kind)
+    folder = Path(record.base_dir)
+    fate = ("was removed" if not folder.exists() else
+            "was left alone (not a folder dbstand made)" if not folder.name.startswith(
+                "dbstand-") else "could not be removed entirely")
     console.print(f"the earlier {cls.kind} server (pid {record.pid}) was no longer running: "
-                  f"its data folder {record.base_dir} was removed")
+                  f"its record was removed; its data folder {record.base_dir} {fate}")
 
 
 @app.command("down")
@@ -83,7 +89,14 @@ def down(kind: Annotated[str, typer.Argument(
         help="postgresql, mysql (MariaDB) or tarantool")]) -> None:
     """Stop the server and delete its data."""
     cls = _server_class(kind)
-    record = load_record(cls.kind)
+    try:
+        record = load_record(cls.kind)
+    except CorruptRecord as exc:
+        forget_record(cls.kind)
+        console.print(f"the record {exc.path} was corrupt: removed it. If its server still "
+                      f"runs, stop it yourself (its data is in a /tmp/dbstand-{cls.kind}-* "
+                      "folder)")
+        return
     if record is None:
         raise UserError(f"no managed {cls.kind} server is running")
     if not record_alive(record):
@@ -102,7 +115,10 @@ def down(kind: Annotated[str, typer.Argument(
 def status(show_password: Annotated[bool, typer.Option(
         help="Also print each server's password")] = False) -> None:
     """List managed servers and whether they are alive."""
-    records = all_records()
+    corrupt: list[CorruptRecord] = []
+    records = all_records(corrupt)
+    for bad in corrupt:
+        err_console.print(f"warning: {bad}", highlight=False)
     if not records:
         console.print("no managed servers")
         return

@@ -309,14 +309,39 @@ def registry_path(kind: str, create: bool = False) -> Path:
     return path / f"{kind}.json"
 
 
+class CorruptRecord(ServerError):
+    """A record file that cannot be read as one (garbage, empty, wrong types)."""
+
+    def __init__(self, kind: str, path: Path):
+        super().__init__(f"the record of the managed {kind} server is corrupt: {path} "
+                         f"(`dbstand server down {kind}` removes it; or delete that file)")
+        self.kind, self.path = kind, path
+
+
+#: the type every field of a record must have (others are optional)
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "kind": str, "pid": int, "port": int, "url": str, "password": str, "base_dir": str,
+    "log_path": str, "run_as": (str, type(None)), "started_at": (int, float),
+    "settings": dict, "pid_identity": (str, type(None))}
+
+
 def load_record(kind: str) -> ServerRecord | None:
+    """The record of the managed `kind` server; CorruptRecord if it cannot be one."""
     path = registry_path(kind)
     if not path.exists():
         return None
     try:
-        return ServerRecord(**json.loads(path.read_text()))
-    except (ValueError, TypeError):
-        raise ServerError(f"the record of the managed {kind} server is corrupt: {path}") from None
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict) or any(
+                k in data and (not isinstance(data[k], t) or isinstance(data[k], bool))
+                for k, t in _FIELD_TYPES.items()):
+            raise TypeError
+        return ServerRecord(**data)
+    except (ValueError, TypeError, UnicodeDecodeError):
+        raise CorruptRecord(kind, path) from None
+    except OSError as exc:
+        raise ServerError(f"cannot read the record of the managed {kind} server {path}: "
+                          f"{exc.strerror}") from None
 
 
 def save_record(record: ServerRecord) -> None:
@@ -333,11 +358,18 @@ def forget_record(kind: str) -> None:
         registry_path(kind).unlink()
 
 
-def all_records() -> list[ServerRecord]:
+def all_records(corrupt: list[CorruptRecord] | None = None) -> list[ServerRecord]:
+    """Every readable record; the corrupt ones are skipped (collected in `corrupt`),
+    so one bad file never hides the others or breaks a run."""
     folder = state_dir(create=False) / "servers"
     records = []
-    for path in sorted(folder.glob("*.json")) if folder.exists() else []:
-        record = load_record(path.stem)
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            record = load_record(path.stem)
+        except CorruptRecord as exc:
+            if corrupt is not None:
+                corrupt.append(exc)
+            continue
         if record:
             records.append(record)
     return records
