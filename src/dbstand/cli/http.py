@@ -73,7 +73,9 @@ def _check_values(requests: int | None, concurrency: int, timelimit: float | Non
     number(duration, "-d/--duration", "the duration in seconds", 0, MAX_DURATION_S,
            low_open=True)
     number(rate, "--rate", "the rate in requests/s", 0, 1e9, low_open=True)
-    number(timeout, "-s/--timeout", "the timeout in seconds (0: none)", 0, MAX_DURATION_S)
+    # a request with no time limit could hold a run without -d forever
+    number(timeout, "-s/--timeout", "the timeout in seconds", 0, MAX_DURATION_S,
+           low_open=True)
     number(max_error_rate, "--max-error-rate", "the share of failed requests", 0, 1)
     number(interval, "--interval", "the time series' interval in seconds (0: none)", 0,
            MAX_DURATION_S)
@@ -184,7 +186,8 @@ def http(
         "--threads", help="Generator threads (default: half the cores, at least 1, at most "
                           "the connections: measured cheapest per request)")] = None,
     timeout: Annotated[float, typer.Option(
-        "-s", "--timeout", help="Seconds before a request times out (0: never)")]
+        "-s", "--timeout", help="Seconds before a request times out (more than 0; with -d "
+                                "the run ends by then anyway, giving up what is in flight)")]
         = DEFAULT_TIMEOUT_S,
     method: Annotated[str | None, typer.Option(
         "-m", "--method", help="HTTP method (default GET, or POST with -p)")] = None,
@@ -232,6 +235,10 @@ def http(
     from dbstand.loadgen.record import http_case_record, rate_note
     from dbstand.results.schema import run_footer
 
+    fixed = {"method": verb, "connections": concurrency, "requests": n, "duration_s": d,
+             "rate": rate, "keepalive": keepalive, "timeout_s": timeout,
+             "headers": [k for k, _ in hdrs], "body_bytes": len(body),
+             "max_error_rate": max_error_rate}
     run_id = new_run_id()
     writer = _open_results(path, run_id)
     status, failed, measured = "failed", 0, False
@@ -250,10 +257,7 @@ def http(
         print_summary(result, console)
         if load is not None:
             print_cluster(load, console)
-        params = {"method": verb, "connections": concurrency, "requests": n, "duration_s": d,
-                  "rate": rate, "keepalive": keepalive, "timeout_s": timeout,
-                  "threads": result.threads, "headers": [k for k, _ in hdrs],
-                  "body_bytes": len(body), "max_error_rate": max_error_rate}
+        params = {**fixed, "threads": result.threads}
         if load is not None:
             params["cluster"] = load.cluster["spec"]
         record = http_case_record(result, run_id, 0, params, max_error_rate)
@@ -266,8 +270,17 @@ def http(
             raise ResultsWriteError(f"{exc}; the run's record was saved to {where}") from None
         failed = int(record["status"] != "ok")
         status = "complete-with-failures" if failed else "complete"
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         status = "interrupted"
+        partial = getattr(exc, "partial", None)
+        if partial is not None and not measured:  # what the load measured until then
+            measured = True
+            record = http_case_record(partial, run_id, 0, {**fixed, "threads": partial.threads},
+                                      max_error_rate)
+            record.update(status="failed", interrupted=True, error=(
+                f"interrupted after {partial.elapsed_s:.1f} s: the figures cover only that "
+                "part of the run"))
+            writer.append(record)
         raise
     finally:
         if not writer.broken:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from dbstand.distributed.spec import ClusterSpec
+from dbstand.distributed.spec import DEFAULT_PORT, ClusterSpec
 from dbstand.errors import CaseFailed, UserError
 
 #: Settings for the scheduler and workers dbstand starts itself (local:N): a quieter
@@ -262,9 +262,31 @@ def _start_local(spec: ClusterSpec) -> tuple[Any, Any]:
     return client, cluster
 
 
+def _probe(spec: ClusterSpec) -> None:
+    """Fail fast when nothing listens at the scheduler's address (Dask's Client would
+    retry for the whole `timeout`): refused is refused at once."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(spec.address or "")
+    if not parts.hostname:
+        return
+    limit = min(spec.timeout_s, 5.0)
+    try:
+        socket.create_connection((parts.hostname, parts.port or DEFAULT_PORT),
+                                 timeout=limit).close()
+    except ConnectionRefusedError:
+        raise ClusterError(f"cannot reach the Dask scheduler at {spec.address}: connection "
+                           "refused (no scheduler listens there)") from None
+    except OSError as exc:
+        raise ClusterError(f"cannot reach the Dask scheduler at {spec.address}: "
+                           f"{exc.strerror or 'no answer'} within {limit:g} s (the "
+                           "address's ?timeout=S sets how long to wait)") from None
+
+
 def _connect(spec: ClusterSpec) -> Any:
     from distributed import Client
 
+    _probe(spec)
     security = _security(spec)
     try:
         return Client(spec.address, security=security, timeout=spec.timeout_s,
