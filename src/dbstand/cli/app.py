@@ -59,7 +59,12 @@ app.add_typer(_workload_group("verify", "Check implementations against a workloa
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM behaves like Ctrl-C: servers we started are stopped, results closed."""
+    """SIGTERM behaves like Ctrl-C: servers we started are stopped, results closed.
+    Both also set a flag that waiting loops poll (dbstand.interrupts: an exception
+    raised in a handler can be lost)."""
+    from dbstand import interrupts
+
+    interrupts.request()
     raise KeyboardInterrupt
 
 
@@ -90,7 +95,12 @@ def _clear_leftovers() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from dbstand import interrupts
+
+    interrupts.reset()
     signal.signal(signal.SIGTERM, _terminate)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _terminate)
     _clear_leftovers()
     try:
         code = app(args=argv, standalone_mode=False, prog_name="dbstand")

@@ -14,12 +14,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from dbstand import interrupts
 from dbstand.distributed.spec import DEFAULT_PORT, ClusterSpec
 from dbstand.errors import CaseFailed, UserError
 
@@ -34,6 +36,8 @@ LOCAL_SETTINGS: dict[str, Any] = {
 }
 CLOCK_ROUNDS = 3
 POLL_S = 0.25
+#: seconds to leave the cluster (and stop a local one) when the run ends or is stopped
+CLOSE_TIMEOUT_S = 5
 
 T = TypeVar("T")
 
@@ -175,6 +179,7 @@ class ClusterSession:
         deadline = time.monotonic() + deadline_s if deadline_s is not None else None
         next_check = time.monotonic() + POLL_S
         while len(results) < len(pending):
+            interrupts.check()  # a Ctrl-C whose exception was lost still stops the run
             for worker, future in pending.items():
                 if worker in results or not future.done():
                     continue
@@ -208,11 +213,13 @@ class ClusterSession:
                 "scheduler": self.client.scheduler.address}
 
     def close(self) -> None:
+        """Leave the cluster (and stop a local one) within CLOSE_TIMEOUT_S, also when
+        a task still runs on it (a Ctrl-C mid-case)."""
         with contextlib.suppress(Exception):
-            self.client.close()
+            self.client.close(timeout=CLOSE_TIMEOUT_S)
         if self._cluster is not None:
             with contextlib.suppress(Exception):
-                self._cluster.close()
+                self._cluster.close(timeout=CLOSE_TIMEOUT_S)
         self._cluster = None
 
     def __enter__(self) -> ClusterSession:
@@ -248,18 +255,29 @@ def _start_local(spec: ClusterSpec) -> tuple[Any, Any]:
     from distributed import Client, LocalCluster
 
     assert spec.workers
+    # The workers' processes ignore SIGINT (inherited): a Ctrl-C at the terminal
+    # reaches the whole process group, and only dbstand should act on it (stopping
+    # the cluster), not every worker with a traceback of its own.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        cluster = _local_cluster(spec, LocalCluster, dask)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    try:
+        client = Client(cluster, set_as_default=False)
+    except BaseException:
+        cluster.close(timeout=CLOSE_TIMEOUT_S)
+        raise
+    return client, cluster
+
+
+def _local_cluster(spec: ClusterSpec, local_cluster: Any, dask: Any) -> Any:
     with dask.config.set(LOCAL_SETTINGS):
-        cluster = LocalCluster(
+        return local_cluster(
             n_workers=spec.workers, threads_per_worker=1, processes=True,
             host="127.0.0.1", protocol="tcp://",
             dashboard_address="127.0.0.1:0",  # loopback only, on a free port
             worker_dashboard_address=None, silence_logs=logging.CRITICAL)
-        try:
-            client = Client(cluster, set_as_default=False)
-        except BaseException:
-            cluster.close()
-            raise
-    return client, cluster
 
 
 def _probe(spec: ClusterSpec) -> None:
