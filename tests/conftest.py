@@ -130,7 +130,7 @@ def run_cli_in_process(*args: str, cwd: Path | None = None,
     whole test session's heap (every driver and ORM imported by earlier tests) costs
     several times what it costs in a fresh `dbstand` process.
     """
-    from dbstand.cli import common
+    from dbstand import console as common
     from dbstand.cli.app import main
 
     out, err = io.StringIO(), io.StringIO()

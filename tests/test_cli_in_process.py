@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from dbstand import console as common
 from dbstand.cli import app as app_module
-from dbstand.cli import common
 
 
 @pytest.mark.parametrize("args", [

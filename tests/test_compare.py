@@ -15,8 +15,8 @@ import pytest
 
 from dbstand.errors import UserError
 from dbstand.report.compare import parse_check, t_quantile, t_two_sided_p, welch
-from dbstand.report.render import build_report
 from dbstand.results.store import ResultsWriter, read_results
+from dbstand.workloads.render import build_report
 
 FAST = ["--rows", "300", "--min-iterations", "5", "--max-iterations", "8", "--ci", "50"]
 ENV = {"cpu_model": "Test CPU", "cpu_logical": 2, "os": "Linux-6.1-x86_64-with-glibc2.36",

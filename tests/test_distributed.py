@@ -277,19 +277,19 @@ def test_killed_worker_fails_the_kv_case(tmp_path: Path) -> None:
     the next case runs on the workers the cluster has then."""
     from rich.console import Console
 
-    from dbstand.cli.protocols import with_probes
-    from dbstand.distributed.kv import ClusterKvWorkload
     from dbstand.engine.config import EngineConfig
-    from dbstand.execution import RunRequest, execute
     from dbstand.targets.url import parse_target_url
-    from dbstand.workloads import get_workload
+    from dbstand.workloads.execution import RunRequest, execute
     from dbstand.workloads.kv.cli import kv_cases
+    from dbstand.workloads.kv.options import KvOptions
+    from dbstand.workloads.kv.workload import KvWorkload
+    from dbstand.workloads.protocols import with_probes
 
     target = parse_target_url(f"sqlite:///{tmp_path / 'kv.db'}")
-    one = kv_cases([target], ["sqlite3"], ["select"], ["threads:2"], 500, 5000, "uniform",
-                   "dbstand_", False)
+    options = KvOptions(rows=500, cluster="local:2")
+    one = kv_cases([target], ["sqlite3"], ["select"], ["threads:2"], 5000, options)
     cases = with_probes(one + one, False)
-    workload = ClusterKvWorkload(get_workload("kv"), parse_cluster("local:2"))
+    workload = KvWorkload(options)
     # never stable enough to stop early: each case runs its 4 s of iterations
     config = EngineConfig(revs=5000, min_iterations=3, max_iterations=1000, max_time_s=4,
                           target_ci_pct=1e-6)
@@ -297,12 +297,12 @@ def test_killed_worker_fails_the_kv_case(tmp_path: Path) -> None:
 
     def kill_when_running() -> None:
         deadline = time.monotonic() + 60
-        while workload.session is None or not workload.session.workers:
+        while workload.cluster.session is None or not workload.cluster.session.workers:
             if time.monotonic() > deadline:
                 return
             time.sleep(0.05)
         time.sleep(2.0)  # into the first case's measured iterations
-        victim.append(workload.session.workers[0].pid)
+        victim.append(workload.cluster.session.workers[0].pid)
         os.kill(victim[0], signal.SIGKILL)
 
     killer = threading.Thread(target=kill_when_running, daemon=True)

@@ -195,8 +195,8 @@ def test_a_bimodal_record_shows_both_modes(cli, tarantool_url: str, tmp_path: Pa
     """A case the engine found bimodal: the table and notes give both modes with their
     shares, never the mean alone (the record is a real run's, with its iterations
     replaced by two clusters as a scheduler can make them)."""
-    from dbstand.report.render import build_report
     from dbstand.results.store import read_results
+    from dbstand.workloads.render import build_report
 
     out = tmp_path / "r.jsonl"
     assert cli("run", "kv", "--target", tarantool_url, "--stack", "tarantool", "--protocol",

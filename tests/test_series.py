@@ -171,9 +171,9 @@ def test_html_merges_long_series_and_folds_many_charts(cli, tmp_path: Path) -> N
     more charts than a screenful start folded; the hover boxes have a page budget."""
     import dataclasses
 
-    from dbstand.report.render import build_report
     from dbstand.report.renderers import html
     from dbstand.results.store import read_results
+    from dbstand.workloads.render import build_report
 
     out = tmp_path / "r.jsonl"
     res = cli("run", "kv", "--op", "select", "--revs", "3000", "--rows", "500",

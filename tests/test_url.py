@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbstand.cli.common import redact_text
+from dbstand.console import redact_text
 from dbstand.errors import TargetError
 from dbstand.targets.url import parse_target_url
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from pathlib import Path
 from types import FrameType
 
 import click
@@ -52,6 +53,20 @@ app = typer.Typer(
     rich_markup_mode=None,  # plain help: rich's help renderer alone costs ~30 ms
     cls=lazy_group(_COMMANDS),
 )
+
+
+@app.callback()
+def _options(stack_dir: list[Path] | None = typer.Option(  # noqa: B008 (typer's way)
+        None, "--stack-dir", metavar="PATH",
+        help="A folder of your own server stacks (stack.toml each, docs/stack-manifest.md); "
+             "repeatable; DBSTAND_STACKS lists more, separated by ':'")) -> None:
+    """dbstand's options before the command."""
+    if stack_dir:
+        from dbstand.stacks.manifest import add_stack_dirs
+
+        add_stack_dirs(stack_dir)
+
+
 app.add_typer(_workload_group("serve", "Run a workload's service in the foreground."),
               name="serve")
 app.add_typer(_workload_group("verify", "Check implementations against a workload's "
@@ -70,7 +85,7 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 def _usage_message(exc: click.ClickException) -> str:
     """A usage error as one line, naming the command's --help for the details."""
-    from dbstand.cli.common import redact_text
+    from dbstand.console import redact_text
 
     message = redact_text(" ".join(exc.format_message().split()))
     ctx = getattr(exc, "ctx", None)
@@ -115,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
         print("dbstand: interrupted", file=sys.stderr)
         sys.exit(130)
     except UserError as exc:
-        from dbstand.cli.common import redact_text
+        from dbstand.console import redact_text
 
         print(f"dbstand: error: {redact_text(str(exc))}", file=sys.stderr)
         sys.exit(exc.exit_code)

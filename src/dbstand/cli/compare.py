@@ -14,11 +14,11 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from dbstand.cli.common import console, err_console
+from dbstand.console import console, err_console
 from dbstand.errors import UserError
 from dbstand.report.compare import Comparison, RunComparison, compare_reports, parse_check
-from dbstand.report.render import build_report
 from dbstand.results.store import ResultsFile, read_results
+from dbstand.workloads.render import build_report
 
 FORMATS = ("table", "json", "markdown")
 CAPTION = ("change: of each case's headline figure, new vs baseline, with its 95% interval "

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import typer
-from rich.table import Table
+from typing import Any
 
-from dbstand.cli.common import console
+import typer
+
+from dbstand.cli.output import FormatOption, show
+from dbstand.console import console
 from dbstand.stacks.catalog import STACKS
 from dbstand.workloads import ENTRIES, PLANNED
 
@@ -14,67 +16,72 @@ app = typer.Typer(help="List stacks, workloads or targets.", no_args_is_help=Tru
 
 @app.command("stacks")
 def list_stacks(workload: str | None = typer.Option(
-        None, help="Only the stacks implementing this workload")) -> None:
+        None, help="Only the stacks implementing this workload"),
+        format: FormatOption = "table") -> None:
     """Stacks: in-process ones (drivers, ORMs) and server stacks (manifests), with what
     they need and whether it is installed."""
     from dbstand.stacks.build import missing_debian
     from dbstand.stacks.manifest import all_manifests
 
-    table = Table(title="stacks")
-    for col in ("stack", "kind", "targets", "workloads", "needs", "installed", "what it is"):
-        table.add_column(col, overflow="fold")
+    rows: list[dict[str, Any]] = []
     for spec in STACKS.values():
         if workload is not None and workload not in spec.workloads:
             continue
         versions = spec.versions()
         needs = ", ".join(f"{p} {v}" if v not in ("missing", "builtin") else p
                           for p, v in versions.items())
-        table.add_row(spec.name, "in-process", ", ".join(spec.targets),
-                      ", ".join(spec.workloads), needs,
-                      "[green]yes[/]" if spec.installed else "[red]no[/]", spec.description)
+        rows.append({"stack": spec.name, "kind": "in-process", "targets": list(spec.targets),
+                     "workloads": list(spec.workloads), "needs": needs,
+                     "installed": spec.installed, "missing": [],
+                     "what_it_is": spec.description})
     for m in all_manifests().values():
         if workload is not None and not m.implements(workload):
             continue
         missing = missing_debian(m.debian)
-        table.add_row(m.name, f"server ({m.language})", ", ".join(m.databases) or "-",
-                      ", ".join(m.workloads),
-                      " ".join(m.debian + m.pip + m.modules + m.commands) or "-",
-                      "[green]yes[/]" if not missing else f"[red]no: {' '.join(missing)}[/]",
-                      m.description)
-    console.print(table)
+        rows.append({"stack": m.name, "kind": f"server ({m.language})",
+                     "targets": list(m.databases), "workloads": list(m.workloads),
+                     "needs": " ".join(m.debian + m.pip + m.modules + m.commands),
+                     "installed": not missing, "missing": list(missing),
+                     "what_it_is": m.description})
+    if format == "table":
+        for row in rows:
+            if row["missing"]:
+                row["installed"] = f"[red]no: {' '.join(row['missing'])}[/]"
+    show("stacks", rows, format, ("stack", "kind", "targets", "workloads", "needs",
+                                  "installed", "what_it_is"))
 
 
 @app.command("workloads")
-def list_workloads() -> None:
+def list_workloads(format: FormatOption = "table") -> None:
     """Workloads and their operations."""
-    table = Table(title="workloads")
-    for col in ("workload", "operations", "status", "what it measures"):
-        table.add_column(col)
-    for name, entry in ENTRIES.items():
-        table.add_row(name, ", ".join(entry.operations), "[green]available[/]",
-                      entry.description)
-    for name, text in PLANNED.items():
-        table.add_row(name, "", "[yellow]planned[/]", text)
-    console.print(table)
+    rows: list[dict[str, Any]] = [
+        {"workload": name, "operations": list(entry.operations), "status": "available",
+         "what_it_measures": entry.description} for name, entry in ENTRIES.items()]
+    rows += [{"workload": name, "operations": [], "status": "planned",
+              "what_it_measures": text} for name, text in PLANNED.items()]
+    if format == "table":
+        for row in rows:
+            colour = "green" if row["status"] == "available" else "yellow"
+            row["status"] = f"[{colour}]{row['status']}[/]"
+    show("workloads", rows, format)
 
 
 @app.command("targets")
-def list_targets() -> None:
+def list_targets(format: FormatOption = "table") -> None:
     """Target kinds (targets/<kind>/), their URL forms and whether dbstand can start a
     throwaway server of them."""
     from dbstand.targets.kinds import all_kinds
 
-    table = Table(title="targets")
-    for col in ("kind", "URL form", "default port", "managed server"):
-        table.add_column(col)
+    rows: list[dict[str, Any]] = []
     for kind in all_kinds().values():
         scheme = kind.schemes[0]
         form = (f"{scheme}:///path.db, {scheme}:// (in memory)" if kind.embedded else
                 f"{scheme}://user[:password]@host[:port]/db")
         managed = "embedded" if kind.embedded else (
-            f"dbstand server up {kind.name}" if kind.managed else "-")
-        table.add_row(kind.name, form, str(kind.default_port or "-"), managed)
-    console.print(table)
+            f"dbstand server up {kind.name}" if kind.managed else None)
+        rows.append({"kind": kind.name, "schemes": list(kind.schemes), "url_form": form,
+                     "default_port": kind.default_port, "managed_server": managed})
+    show("targets", rows, format, ("kind", "url_form", "default_port", "managed_server"))
 
 
 @app.command("apis")

@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from dbstand.cli.common import console, err_console
-from dbstand.cli.run_common import Export, named_outputs, write_exports
+from dbstand.console import console, err_console
 from dbstand.errors import UserError
-from dbstand.report.render import FORMATS, render, render_terminal, write_report
 from dbstand.results.store import check_distinct_outputs, read_results
+from dbstand.workloads.render import FORMATS, render, render_terminal, write_report
+from dbstand.workloads.run_common import Export, named_outputs, write_exports
 
 
 def report(

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import typer
 
-from dbstand.cli.common import console, redacted_argv
 from dbstand.cli.lazy import LazyCommand, lazy_group
-from dbstand.cli.run_common import Export, Html, Output, finish, run_targets
+from dbstand.console import console, redacted_argv
 from dbstand.workloads import ENTRIES
+from dbstand.workloads.run_common import Export, Html, Output, finish, run_targets
 
 DEFAULT_SUITE_REVS = 50_000
 
@@ -35,17 +35,16 @@ def default_suite(ctx: typer.Context, output: Output = None, html: Html = None,
     if ctx.invoked_subcommand is not None:
         return
     from dbstand.engine.config import EngineConfig
-    from dbstand.execution import RunRequest, default_output, execute
-    from dbstand.sql.ownership import DEFAULT_PREFIX
-    from dbstand.workloads import get_workload
+    from dbstand.workloads.execution import RunRequest, default_output, execute
     from dbstand.workloads.kv.cli import kv_cases
-    from dbstand.workloads.kv.workload import OPS
+    from dbstand.workloads.kv.options import KvOptions
+    from dbstand.workloads.kv.workload import OPS, KvWorkload
 
     config = EngineConfig(revs=DEFAULT_SUITE_REVS, steady_warmup=True)
     with run_targets(None) as targets:
-        cases = kv_cases(targets, ["sqlite3"], list(OPS), ["sync"], DEFAULT_SUITE_REVS,
-                          config.revs, "uniform", DEFAULT_PREFIX, False)
-        results = execute(RunRequest(get_workload("kv"), cases, config,
+        options = KvOptions(rows=DEFAULT_SUITE_REVS)
+        cases = kv_cases(targets, ["sqlite3"], list(OPS), ["sync"], config.revs, options)
+        results = execute(RunRequest(KvWorkload(options), cases, config,
                                       output or default_output("kv"), redacted_argv()),
                           console)
     finish(results, html, export)

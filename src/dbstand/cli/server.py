@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
-from dbstand.cli.common import console, err_console
-from dbstand.cli.ports import check_port
+from dbstand.cli.output import FormatOption, show
+from dbstand.console import check_port, console, err_console
 from dbstand.errors import ServerError, UserError
 from dbstand.targets.kinds import managed_kinds
 from dbstand.targets.managed import (
@@ -113,23 +112,21 @@ def down(kind: Annotated[str, typer.Argument(
 
 @app.command("status")
 def status(show_password: Annotated[bool, typer.Option(
-        help="Also print each server's password")] = False) -> None:
+        help="Also print each server's password")] = False,
+        format: FormatOption = "table") -> None:
     """List managed servers and whether they are alive."""
     corrupt: list[CorruptRecord] = []
     records = all_records(corrupt)
     for bad in corrupt:
         err_console.print(f"warning: {bad}", highlight=False)
-    if not records:
+    if not records and format == "table":
         console.print("no managed servers")
         return
-    table = Table(title="managed servers")
-    for col in ("kind", "url", "pid", "alive", "data dir") + (("password",) if show_password
-                                                              else ()):
-        table.add_column(col)
+    rows: list[dict[str, Any]] = []
     for r in records:
-        row = [r.kind, r.url, str(r.pid), "yes" if record_alive(r) else "[red]no[/]",
-               r.base_dir]
+        row: dict[str, Any] = {"kind": r.kind, "url": r.url, "pid": r.pid,
+                               "alive": record_alive(r), "data_dir": r.base_dir}
         if show_password:
-            row.append(r.password)
-        table.add_row(*row)
-    console.print(table)
+            row["password"] = r.password
+        rows.append(row)
+    show("managed servers", rows, format)

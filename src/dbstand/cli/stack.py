@@ -8,12 +8,13 @@ failed check, for CI).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
-from dbstand.cli.common import console
+from dbstand.cli.output import FormatOption, show
+from dbstand.console import console
 from dbstand.errors import UserError
 
 if TYPE_CHECKING:
@@ -30,7 +31,8 @@ Prefix = Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
 
 @app.command("list")
 def list_stacks(workload: Annotated[str | None, typer.Option(
-        help="Only the stacks implementing this workload")] = None) -> None:
+        help="Only the stacks implementing this workload")] = None,
+        format: FormatOption = "table") -> None:
     """Every server stack with its labels and whether its packages are installed."""
     from dbstand.stacks.build import missing_debian
     from dbstand.stacks.manifest import all_manifests
@@ -40,18 +42,22 @@ def list_stacks(workload: Annotated[str | None, typer.Option(
     if workload is not None and workload not in known:
         raise UserError(f"no stack implements workload {workload!r} (known: "
                         f"{', '.join(known)})")
-    table = Table(title="server stacks")
-    for col in ("stack", "workloads", "language", "framework", "server", "orm",
-                "concurrency", "databases", "installed"):
-        table.add_column(col, overflow="fold")
+    rows: list[dict[str, Any]] = []
     for m in manifests:
         if workload is not None and not m.implements(workload):
             continue
         missing = missing_debian(m.debian)
-        table.add_row(m.name, ", ".join(m.workloads), m.language, m.framework, m.web_server,
-                      m.orm, m.concurrency, ", ".join(m.databases) or "-",
-                      "[green]yes[/]" if not missing else f"[yellow]needs {' '.join(missing)}[/]")
-    console.print(table)
+        rows.append({"stack": m.name, "workloads": list(m.workloads), "language": m.language,
+                     "framework": m.framework, "server": m.web_server, "orm": m.orm,
+                     "concurrency": m.concurrency, "databases": list(m.databases),
+                     "installed": not missing, "missing": list(missing)})
+    if format == "table":
+        for row in rows:
+            if row["missing"]:
+                row["installed"] = f"[yellow]needs {' '.join(row['missing'])}[/]"
+    show("server stacks", rows, format, ("stack", "workloads", "language", "framework",
+                                         "server", "orm", "concurrency", "databases",
+                                         "installed"))
 
 
 @app.command("deps")
@@ -113,7 +119,7 @@ def start(name: Name, target: Target = None,
           = None,
           prefix: Prefix = "dbstand_") -> None:
     """Run the stack in the foreground until Ctrl-C."""
-    from dbstand.cli.ports import check_port
+    from dbstand.console import check_port
     from dbstand.stacks.launcher import running_stack
     from dbstand.stacks.manifest import get_manifest
     from dbstand.workloads import served_workload

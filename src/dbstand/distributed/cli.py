@@ -6,8 +6,6 @@ heavy parts load only when `--cluster` is given.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -18,7 +16,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from dbstand.distributed.httpload import ClusterLoad
-    from dbstand.workloads.base import Workload
 
 
 def _check_cluster(value: str | None) -> str | None:
@@ -41,33 +38,6 @@ ClusterOption = Annotated[str | None, typer.Option(
          "connections and the latency histograms merge exactly (docs/distributed.md)")]
 
 
-def on_cluster(workload: Workload, cluster: str | None) -> Workload:
-    """The workload itself without --cluster; with it, a wrapper running its clients on
-    the cluster's workers (kv only)."""
-    if cluster is None:
-        return workload
-    from dbstand.distributed.kv import on_cluster as kv_on_cluster
-
-    return kv_on_cluster(workload, cluster)
-
-
-@contextlib.contextmanager
-def cluster_for(workload: Any, cluster: str | None) -> Iterator[None]:
-    """For a served workload: open the cluster (when asked) for the run, hand the
-    session to the workload (its load runs from every worker), close it at the end."""
-    if cluster is None:
-        yield
-        return
-    from dbstand.distributed.session import cluster_session
-
-    with cluster_session(cluster) as session:
-        workload.cluster = session
-        try:
-            yield
-        finally:
-            workload.cluster = None
-
-
 def print_cluster(load: ClusterLoad, console: Console) -> None:
     """Each worker's figures and the merged row, after the usual summary."""
     from dbstand.distributed.httpload import print_workers
@@ -80,7 +50,7 @@ def http_on_cluster(cluster: str, url: str, connections: int, requests: int | No
                     settings: dict[str, Any]) -> ClusterLoad:
     """`dbstand http --cluster`: open the cluster, run the load from every worker,
     close the cluster; `settings` are the engine's keyword options (per worker)."""
-    from dbstand.cli.common import err_console
+    from dbstand.console import err_console
     from dbstand.distributed.httpload import run_http
     from dbstand.distributed.session import cluster_session
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from dbstand.cli.common import console
+from dbstand.console import console
 from dbstand.errors import UserError
 from dbstand.modes.pinning import DEFAULT_PLACEMENT
 from dbstand.studies import STUDIES

@@ -21,10 +21,10 @@ from dbstand.studies.base import (
     Outcome,
     Study,
     StudyOptions,
-    divide,
-    finite,
     ok,
+    ratio,
     started,
+    throughput,
 )
 
 QUICK = {"size": 10_000, "repeats": 3, "test1_requests": 2_000}
@@ -40,11 +40,6 @@ def find(records: list[dict[str, Any]], stack: str, test: str) -> dict[str, Any]
         if r.get("stack") == stack and r.get("op") == test and r.get("mode") == "new":
             return r
     return None
-
-
-def estimate(record: dict[str, Any]) -> Estimate:
-    return Estimate(float(record["ops_per_s"]), finite(record.get("ci95_pct")),
-                    bool(record.get("unstable")))
 
 
 class DocqueryStudy(Study):
@@ -64,19 +59,16 @@ class DocqueryStudy(Study):
                 f"connection per request as ab sends them; {p['repeats']} runs per case.")
 
     def run(self, options: StudyOptions) -> ResultsFile:
-        from dbstand.cli.common import console, redacted_argv
+        from dbstand.console import console, redacted_argv
         from dbstand.engine.config import EngineConfig
-        from dbstand.execution import RunRequest, default_output, execute
         from dbstand.targets.mongodb.managed import ManagedFerretDB
-        from dbstand.workloads.docquery.workload import (
-            DocqueryOptions,
-            DocqueryWorkload,
-            build_cases,
-        )
+        from dbstand.workloads.docquery.options import DocqueryOptions
+        from dbstand.workloads.docquery.workload import DocqueryWorkload, build_cases
+        from dbstand.workloads.execution import RunRequest, default_output, execute
 
         p = plan(options.quick)
         doc = DocqueryOptions(size=p["size"], repeats=p["repeats"])
-        workload = DocqueryWorkload()
+        workload = DocqueryWorkload(doc)
         config = EngineConfig(revs=1, min_iterations=max(2, p["repeats"]),
                               max_iterations=max(2, p["repeats"]))
         with started(ManagedFerretDB(), "FerretDB (MongoDB's stand-in)") as rec:
@@ -137,7 +129,7 @@ class DocqueryStudy(Study):
         bottom = find(records, claim["bottom"]["stack"], claim["bottom"]["test"])
         if not top or not bottom:
             return []
-        return [(f"{claim['top']['test']} req/s", divide(estimate(top), estimate(bottom)))]
+        return [(f"{claim['top']['test']} req/s", ratio(throughput(top), throughput(bottom)))]
 
     def check_latency(self, records: list[dict[str, Any]],
                       claim: Mapping[str, Any]) -> Outcome:

@@ -6,24 +6,22 @@ from typing import Annotated
 
 import typer
 
-from dbstand.cli.common import console, redacted_argv, split_ints, split_list
-from dbstand.cli.run_common import Export, Html, Output, finish, results_path, run_targets
+from dbstand.console import console, redacted_argv, split_ints, split_list
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
-from dbstand.execution import RunRequest, execute
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.catalog import STACKS
 from dbstand.targets.url import TargetURL
-from dbstand.workloads import get_workload
 from dbstand.workloads.batch.api import OPS
-from dbstand.workloads.batch.workload import (
+from dbstand.workloads.batch.options import (
     DEFAULT_LARGE_REPEATS,
     DEFAULT_LARGE_ROWS,
     DEFAULT_PAGE_SIZE,
-    DEFAULT_ROWS,
     BatchOptions,
-    build_cases,
 )
+from dbstand.workloads.batch.workload import DEFAULT_ROWS, BatchWorkload, build_cases
+from dbstand.workloads.execution import RunRequest, execute
+from dbstand.workloads.run_common import Export, Html, Output, finish, results_path, run_targets
 
 #: the stacks run when --stack is not given, per target kind (those installed)
 DEFAULT_STACKS = {"sqlite": ("sqlite3",), "postgresql": ("psycopg2", "psycopg", "asyncpg"),
@@ -103,12 +101,11 @@ def run_batch(
     check_prefix(prefix)
     options = BatchOptions(page_size=page_size, large_rows=large_rows,
                            large_repeats=large_repeats, analyze=analyze, prefix=prefix,
-                           keep=keep)
+                           keep=keep, baseline=baseline)
     ops = split_list(op, "--op")
     apis = split_list(api, "--api")
     row_counts = split_ints(rows, "--rows")
-    workload = get_workload("batch")
-    workload.baseline = baseline  # type: ignore[attr-defined]
+    workload = BatchWorkload(options)
     with run_targets(target) as targets:
         stacks = split_list(stack, "--stack") or default_stacks(targets)
         notes: list[str] = []
@@ -118,7 +115,8 @@ def run_batch(
         for note in notes:
             console.print(f"[yellow]note:[/] {note}")
         results = execute(RunRequest(workload, cases, config,
-                                     results_path(output, html, export, "batch"), redacted_argv()),
+                                     results_path(output, html, export, "batch"),
+                                     redacted_argv()),
                           console)
     finish(results, html, export)
 

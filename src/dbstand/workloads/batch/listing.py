@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from dbstand.cli.common import split_list
+from dbstand.console import split_list
 from dbstand.stacks.catalog import STACKS, get_stack
 from dbstand.workloads.batch.api import limit_apis
 from dbstand.workloads.batch.workload import client_class

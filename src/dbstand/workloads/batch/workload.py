@@ -18,7 +18,6 @@ their 95% interval is wider than the target.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any
 
 from dbstand.engine import Benchmark, CaseMeasurement, EngineConfig, run_benchmark
@@ -27,13 +26,16 @@ from dbstand.stacks.catalog import StackSpec, get_stack
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.batch.api import OPS, BatchApi, BatchClient, BatchData
+from dbstand.workloads.batch.options import (
+    DEFAULT_LARGE_REPEATS,
+    DEFAULT_LARGE_ROWS,
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
+    BatchOptions,
+)
 from dbstand.workloads.batch.sql import DEFAULT_KEY_PREDICATE, KEY_PREDICATES
 
 DEFAULT_ROWS = (10_000, 50_000, 100_000)
-DEFAULT_PAGE_SIZE = 100        # the study's page_size (psycopg2's default)
-MAX_PAGE_SIZE = 10_000         # 2 parameters a row: stays under every driver's limit
-DEFAULT_LARGE_ROWS = 50_000
-DEFAULT_LARGE_REPEATS = 3
 #: a fixed repetition has no stop rule, so no time budget either
 FIXED_TIME_BUDGET_S = 1e9
 WORKLOAD = "batch"
@@ -45,21 +47,6 @@ class BatchCase(Case):
     def label(self) -> str:
         return (f"batch {self.stack} {self.params['api']} {self.op} "
                 f"{self.params['rows']:,} rows")
-
-
-@dataclass(frozen=True)
-class BatchOptions:
-    """The batch parameters shared by every case of a run."""
-
-    page_size: int = DEFAULT_PAGE_SIZE
-    large_rows: int = DEFAULT_LARGE_ROWS
-    large_repeats: int = DEFAULT_LARGE_REPEATS
-    analyze: bool = True
-    prefix: str = "dbstand_"
-    keep: bool = False
-
-    def params(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def client_class(spec: StackSpec) -> type[BatchClient]:
@@ -83,11 +70,6 @@ def _check_stack(spec: StackSpec, target: TargetURL) -> type[BatchClient]:
 
 def _api_names(cls: type[BatchClient]) -> str:
     return ", ".join(a.name for a in cls.apis) or "none"
-
-
-def _options_of(params: dict[str, Any]) -> BatchOptions:
-    names = {f.name for f in dataclasses.fields(BatchOptions)}
-    return BatchOptions(**{k: v for k, v in params.items() if k in names})
 
 
 def check_options(options: BatchOptions, rows: list[int]) -> None:
@@ -241,8 +223,9 @@ class BatchWorkload(Workload):
     description = ("bulk insert/update/delete of N rows through each driver's batch APIs, "
                    "with the native limit and a scaling verdict")
     operations = OPS
-    #: `--baseline [STACK:]API`: what every api is compared with (recorded per case)
-    baseline: str | None = None
+
+    def __init__(self, options: BatchOptions | None = None):
+        self.options = options or BatchOptions()
 
     def preflight(self, cases: list[Case]) -> None:
         seen: set[tuple[str, str]] = set()
@@ -264,7 +247,7 @@ class BatchWorkload(Workload):
             problem = cls.key_predicate_problem(api.name, case.op, predicate)
             if problem:
                 raise UserError(f"{case.stack} {api.name} {case.op}: {problem}")
-            check_options(_options_of(case.params), [case.params["rows"]])
+            check_options(BatchOptions.of_case(case.params), [case.params["rows"]])
             spec.require()
             key = (case.stack, case.target.secret())
             if key not in seen:
@@ -315,6 +298,6 @@ class BatchWorkload(Workload):
                 case.params["api"]):
             metrics["key_predicate"] = predicate
             metrics["key_form"] = client.sql.key_form
-        if self.baseline:
-            metrics["baseline"] = self.baseline
+        if self.options.baseline:
+            metrics["baseline"] = self.options.baseline
         return CaseOutcome(metrics=metrics, server=server, packages=spec.versions())

@@ -9,23 +9,23 @@ from typing import Annotated
 
 import typer
 
-from dbstand.cli.common import console, redacted_argv, split_list
-from dbstand.cli.run_common import Export, Html, Output, finish, results_path
-from dbstand.distributed.cli import ClusterOption, cluster_for
+from dbstand.console import console, redacted_argv, split_list
+from dbstand.distributed.cli import ClusterOption
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
-from dbstand.execution import RunRequest, execute
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.manifest import stacks_for
 from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads.docquery.options import DocqueryOptions
 from dbstand.workloads.docquery.workload import (
     CONNECTIONS,
     TESTS,
     WORKLOAD,
-    DocqueryOptions,
     DocqueryWorkload,
     build_cases,
 )
+from dbstand.workloads.execution import RunRequest, execute
+from dbstand.workloads.run_common import Export, Html, Output, finish, results_path
 
 #: (URL, the server's name in results, database server pids whose CPU counts)
 Served = tuple[TargetURL, str, list[int]]
@@ -86,14 +86,14 @@ def run_docquery(
     MongoDB-wire servers and PostgreSQL; ApacheBench's table for each case."""
     check_prefix(prefix)
     options = DocqueryOptions(size=size, seed=seed, repeats=repeats, prefix=prefix,
-                              max_error_rate=max_error_rate)
+                              max_error_rate=max_error_rate, cluster=cluster)
     options.check()
     stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
     for url in split_list(target, "--target"):
         if parse_target_url(url).kind not in ("mongodb", "postgresql"):
             raise UserError(f"docquery reads mongodb:// or postgresql:// targets, not {url}")
-    workload = DocqueryWorkload()
-    with databases(split_list(target, "--target")) as served, cluster_for(workload, cluster):
+    workload = DocqueryWorkload(options)
+    with databases(split_list(target, "--target")) as served:
         pairs = [(url, name) for url, name, _ in served]
         usable = [s for s in stacks
                   if any(url.kind in _databases(s) for url, _ in pairs)]
@@ -102,7 +102,8 @@ def run_docquery(
         workload.use_targets({url.redacted(): pids for url, _, pids in served if pids})
         config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)
         results = execute(RunRequest(workload, cases, config,
-                                     results_path(output, html, export, WORKLOAD), redacted_argv()),
+                                     results_path(output, html, export, WORKLOAD),
+                                     redacted_argv()),
                           console)
     finish(results, html, export)
 
@@ -125,7 +126,7 @@ def serve_docquery(
         = DEFAULT_PREFIX,
 ) -> None:
     """Serve one docquery endpoint (data loaded first if missing) until Ctrl-C."""
-    from dbstand.cli.ports import check_port
+    from dbstand.console import check_port
     from dbstand.stacks.launcher import running_stack
     from dbstand.stacks.manifest import get_manifest
     from dbstand.workloads.docquery.verify import PATH, served

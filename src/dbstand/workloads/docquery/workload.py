@@ -16,9 +16,10 @@ backend).
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 from typing import Any
 
+from dbstand.distributed.session import ClusterSession, open_cluster
+from dbstand.distributed.spec import parse_cluster
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, UserError
 from dbstand.probes.locate import server_pid
@@ -27,6 +28,7 @@ from dbstand.stacks.launcher import StackHandle, running_stack
 from dbstand.stacks.manifest import get_manifest
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.docquery.options import DocqueryOptions
 from dbstand.workloads.docquery.verify import PATH, served
 from dbstand.workloads.http_load import LoadPlan, measure
 from dbstand.workloads.served import failures
@@ -36,24 +38,6 @@ WORKLOAD = "docquery"
 TESTS = {"test1": (10_000, 100), "test2": (100, 10)}
 CONNECTIONS = ("new", "keepalive")
 OPEN = "open"
-
-
-@dataclass(frozen=True)
-class DocqueryOptions:
-    size: int = 1_000_000
-    seed: int = 3
-    repeats: int = 3
-    open_duration_s: float = 5.0
-    prefix: str = "dbstand_"
-    max_error_rate: float = 0.01
-
-    def check(self) -> None:
-        if not 30 <= self.size <= 100_000_000:
-            raise UserError("--size must be from 30 to 100,000,000 documents")
-        if not 2 <= self.repeats <= 100:
-            raise UserError("--repeats must be from 2 to 100 (a 95% interval needs two runs)")
-        if not 0 <= self.max_error_rate < 1:
-            raise UserError("--max-error-rate must be from 0 to 1")
 
 
 class DocqueryCase(Case):
@@ -74,8 +58,7 @@ def build_cases(targets: list[tuple[TargetURL, str]], stacks: list[str], tests: 
         if mode not in CONNECTIONS:
             raise UserError(f"--connections takes {' and/or '.join(CONNECTIONS)}, "
                             f"not {mode!r}")
-    params = {"size": options.size, "seed": options.seed, "repeats": options.repeats,
-              "prefix": options.prefix, "max_error_rate": options.max_error_rate}
+    params = options.params()
     cases: list[Case] = []
     for stack in dict.fromkeys(stacks):
         manifest = get_manifest(stack, WORKLOAD)
@@ -103,10 +86,10 @@ class DocqueryWorkload(Workload):
     description = "sync vs async driver vs ODM behind one Tornado endpoint (seed 003)"
     operations = tuple(TESTS)
 
-    #: an open dbstand.distributed session: each of its workers runs a share of the load
-    cluster: Any = None
-
-    def __init__(self) -> None:
+    def __init__(self, options: DocqueryOptions | None = None):
+        self.options = options or DocqueryOptions()
+        #: with `--cluster`: the session opened at preflight; each worker runs a share
+        self.cluster: ClusterSession | None = None
         self._running: tuple[tuple[str, str], StackHandle] | None = None
         self._stack_exit: contextlib.ExitStack | None = None
         self._failed: dict[tuple[str, str], str] = {}
@@ -116,6 +99,8 @@ class DocqueryWorkload(Workload):
     def preflight(self, cases: list[Case]) -> None:
         for stack in dict.fromkeys(c.stack for c in cases):
             ensure_built(get_manifest(stack, WORKLOAD))
+        if self.options.cluster and self.cluster is None:
+            self.cluster = open_cluster(parse_cluster(self.options.cluster))
 
     def use_targets(self, db_pids: dict[str, list[int]]) -> None:
         """The database server processes behind each target URL (redacted), whose CPU
@@ -187,7 +172,12 @@ class DocqueryWorkload(Workload):
         return {"pip": " ".join(get_manifest(case.stack, WORKLOAD).pip)}
 
     def close(self) -> None:
-        self._stop_stack()
+        try:
+            self._stop_stack()
+        finally:
+            if self.cluster is not None:
+                cluster, self.cluster = self.cluster, None
+                cluster.close()
 
 
 def ab_table(metrics: dict[str, Any], plan: LoadPlan) -> dict[str, Any]:

@@ -6,28 +6,29 @@ from typing import Annotated
 
 import typer
 
-from dbstand.cli.common import console, redacted_argv, split_list
-from dbstand.cli.protocols import expand_protocols, with_probes
-from dbstand.cli.run_common import Export, Html, Output, finish, results_path, run_targets
-from dbstand.distributed.cli import ClusterOption, on_cluster
+from dbstand.console import console, redacted_argv, split_list
+from dbstand.distributed.cli import ClusterOption
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
-from dbstand.execution import RunRequest, execute
 from dbstand.modes.pinning import DEFAULT_PLACEMENT
 from dbstand.modes.spec import ModeSpec, default_sweep, expand_modes, parse_mode
-from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
+from dbstand.sql.ownership import DEFAULT_PREFIX
 from dbstand.stacks.catalog import get_stack
 from dbstand.targets.url import TargetURL
-from dbstand.workloads import Case, Workload, get_workload
+from dbstand.workloads import Case
+from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.kv.keys import DISTRIBUTIONS
-from dbstand.workloads.kv.workload import DEFAULT_ROWS, OPS
+from dbstand.workloads.kv.options import DEFAULT_ROWS, KvOptions
+from dbstand.workloads.kv.workload import OPS, KvWorkload
+from dbstand.workloads.protocols import expand_protocols, with_probes
+from dbstand.workloads.run_common import Export, Html, Output, finish, results_path, run_targets
 
 LOOPS = ("asyncio", "uvloop")
 
 
 def kv_cases(targets: list[TargetURL], stacks: list[str], ops: list[str], modes: list[str],
-              rows: int, revs: int, distribution: str, prefix: str, keep: bool,
-              sweep: bool = False, loop: str | list[str] = "asyncio") -> list[Case]:
+             revs: int, options: KvOptions, sweep: bool = False,
+             loop: str | list[str] = "asyncio") -> list[Case]:
     """The matrix: targets x stacks x modes (x event loops, for asyncio stacks) x ops.
     With `sweep`, each stack gets the default concurrency sweep of its kind (asyncio
     levels for asyncio stacks, threads for synchronous ones) after the modes asked
@@ -50,8 +51,7 @@ def kv_cases(targets: list[TargetURL], stacks: list[str], ops: list[str], modes:
                 for each_loop in loops if mode.is_async else loops[:1]:
                     for op in ops:
                         cases.append(Case("kv", stack, target, mode.name, op, {
-                            "rows": rows, "revs": revs, "distribution": distribution,
-                            "prefix": prefix, "keep": keep, "loop": each_loop}))
+                            **options.params(), "revs": revs, "loop": each_loop}))
     for note in dict.fromkeys(skipped):
         console.print(f"[yellow]note:[/] {note}")
     return cases
@@ -152,42 +152,22 @@ def run_kv(
                           max_iterations=max_iterations, max_time_s=max_time,
                           target_ci_pct=ci, stop_rule=stop_rule, pause_s=pause,
                           latency=latency, seed=seed, interval_s=interval)
-    check_prefix(prefix)
+    options = KvOptions(rows=rows, distribution=distribution, prefix=prefix, keep=keep,
+                        baseline=baseline, pin=pin, pin_cpus=pin_cpus, cluster=cluster)
+    options.check()
     ops = split_list(op, "--op")
     modes = split_list(mode, "--mode")
-    workload = kv_workload(baseline, pin, pin_cpus)
     with run_targets(target) as targets:
         stacks = split_list(stack, "--stack") or _default_stacks(targets)
-        cases = kv_cases(targets, stacks, ops, modes, rows, revs, distribution, prefix, keep,
-                          sweep, split_list(loop, "--loop"))
+        cases = kv_cases(targets, stacks, ops, modes, revs, options, sweep,
+                         split_list(loop, "--loop"))
         cases = with_probes(expand_protocols(cases, split_list(protocol, "--protocol")),
                             probes)
-        results = execute(RunRequest(on_cluster(workload, cluster), cases, config,
-                                     results_path(output, html, export, "kv"), redacted_argv()),
+        results = execute(RunRequest(KvWorkload(options), cases, config,
+                                     results_path(output, html, export, "kv"),
+                                     redacted_argv()),
                           console)
     finish(results, html, export)
-
-
-def kv_workload(baseline: str | None, pin: bool, pin_cpus: str = DEFAULT_PLACEMENT
-                ) -> Workload:
-    """The kv workload with its run-wide settings (a bad --baseline or --pin-cpus fails
-    here, before anything runs)."""
-    from dbstand.modes.pinning import PLACEMENTS
-    from dbstand.workloads.kv.table import BaselineSpec
-
-    if pin_cpus not in PLACEMENTS:
-        raise UserError(f"--pin-cpus takes {' or '.join(PLACEMENTS)}, not {pin_cpus!r}")
-
-    workload = get_workload("kv")
-    if baseline is not None:
-        try:
-            BaselineSpec.parse(baseline)
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
-    workload.baseline = baseline  # type: ignore[attr-defined]
-    workload.pin = pin  # type: ignore[attr-defined]
-    workload.pin_cpus = pin_cpus  # type: ignore[attr-defined]
-    return workload
 
 
 def _default_stacks(targets: list[TargetURL]) -> list[str]:

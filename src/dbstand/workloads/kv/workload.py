@@ -15,7 +15,7 @@ from typing import Any
 
 from dbstand.engine import Benchmark, EngineConfig, run_benchmark
 from dbstand.errors import CaseFailed, UserError
-from dbstand.modes.pinning import DEFAULT_PLACEMENT, pinned
+from dbstand.modes.pinning import pinned
 from dbstand.modes.spec import ModeSpec, parse_mode
 from dbstand.probes.case import CaseProbes
 from dbstand.probes.locate import server_pid
@@ -23,11 +23,12 @@ from dbstand.stacks.catalog import StackSpec, get_stack
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.kv.adapters.external import ExternalKv
 from dbstand.workloads.kv.client import KvClient
+from dbstand.workloads.kv.cluster import KvCluster, KvShareRecipe
 from dbstand.workloads.kv.executors import build_executor, check_mode, mode_record
 from dbstand.workloads.kv.keys import DISTRIBUTIONS, key_chooser
+from dbstand.workloads.kv.options import KvOptions
 
 OPS = ("select", "insert", "update", "upsert", "replace", "delete")
-DEFAULT_ROWS = 10_000
 VERIFY_SAMPLE = 25
 
 
@@ -197,15 +198,12 @@ class KvWorkload(Workload):
     name = "kv"
     description = "single-key CRUD by random key: select, insert, update, upsert, replace, delete"
     operations = OPS
-    #: pin round-trip-bound cases (client and server on their own CPUs); `--no-pin`
-    pin: bool = True
-    #: `--pin-cpus`: separate (client and server each on its own CPU) or same (one CPU)
-    pin_cpus: str = DEFAULT_PLACEMENT
-    #: `--baseline STACK[@MODE][@LOOP]`, recorded with every case for the report
-    baseline: str | None = None
-    #: what builds a case's executor: the mode's local one, or a cluster's
-    #: (distributed/kv.py sets its own on the instance)
-    executor_factory = staticmethod(build_executor)
+
+    def __init__(self, options: KvOptions | None = None):
+        self.options = options or KvOptions()
+        #: with `--cluster`: the session opened at preflight (workloads/kv/cluster.py)
+        self.cluster: KvCluster | None = (KvCluster(self.options.cluster)
+                                          if self.options.cluster else None)
 
     def preflight(self, cases: list[Case]) -> None:
         seen: set[tuple[str, str]] = set()
@@ -253,6 +251,9 @@ class KvWorkload(Workload):
                                               parse_mode("asyncio:1"), None,
                                               case.params.get("loop", "asyncio"))
                     executor.close()  # the asyncio driver itself can connect
+        if self.cluster is not None:
+            self.cluster.check(cases)
+            self.cluster.open(cases)
 
     def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
         spec = case_spec(case)
@@ -274,19 +275,23 @@ class KvWorkload(Workload):
             if isinstance(client, ExternalKv):  # pgbench: another program does the work
                 executor = client.executor(case.op, rows)
                 bench.after_iteration = client.after_iteration
+            elif self.cluster is not None:
+                executor = self.cluster.executor(KvShareRecipe(
+                    spec, case.target.secret(), _prefix(case), case.op, mode,
+                    case.params.get("loop", "asyncio"), config.gc_off))
             else:
-                executor = self.executor_factory(spec, case.target, _prefix(case), case.op,
-                                                 mode, client,
-                                                 case.params.get("loop", "asyncio"),
-                                                 config.gc_off)
+                executor = build_executor(spec, case.target, _prefix(case), case.op, mode,
+                                          client, case.params.get("loop", "asyncio"),
+                                          config.gc_off)
             probes: CaseProbes | None = None
-            placement, why_not = placement_for(mode, self.pin_cpus)
-            want = self.pin and placement is not None
+            pin_cpus = self.options.pin_cpus
+            placement, why_not = placement_for(mode, pin_cpus)
+            want = self.options.pin and placement is not None
             pid = server_pid(case.target)[0] if want else None
             try:
                 probes = _probes(case, client)
                 with pinned(pid, want, why_not,
-                            placement or self.pin_cpus) as pins:
+                            placement or pin_cpus) as pins:
                     measurement = run_benchmark(bench, config, progress, executor, probes,
                                                 probes.warmup if probes else None)
                 server["cpu_pinning"] = pins.record()
@@ -316,9 +321,15 @@ class KvWorkload(Workload):
             metrics["key_paths"] = "all hits (keys drawn from existing rows)"
         if measurement.bimodal is not None:
             metrics["bimodal"] = measurement.bimodal.as_dict(config.revs)
-        if self.baseline:
-            metrics["baseline"] = self.baseline
+        if self.options.baseline:
+            metrics["baseline"] = self.options.baseline
+        if self.cluster is not None:
+            metrics["cluster"] = self.cluster.report(executor, case.label(), measurement)
         return CaseOutcome(metrics=metrics, server=server, packages=packages)
+
+    def close(self) -> None:
+        if self.cluster is not None:
+            self.cluster.close()
 
 
 def _probes(case: Case, client: KvClient) -> CaseProbes | None:

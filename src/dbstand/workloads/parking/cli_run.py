@@ -10,22 +10,20 @@ from typing import Annotated
 
 import typer
 
-from dbstand.cli.common import console, redacted_argv, split_ints, split_list
-from dbstand.cli.run_common import Export, Html, Output, finish, results_path
+from dbstand.console import console, redacted_argv, split_ints, split_list
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
-from dbstand.execution import RunRequest, execute
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
-from dbstand.workloads.parking.workload import (
+from dbstand.workloads.execution import RunRequest, execute
+from dbstand.workloads.parking.options import (
     BASELINE,
     DEFAULT_BATCHES,
     DEFAULT_PASSES,
     ParkingOptions,
-    ParkingWorkload,
-    build_cases,
-    parking_stacks,
 )
+from dbstand.workloads.parking.workload import ParkingWorkload, build_cases, parking_stacks
+from dbstand.workloads.run_common import Export, Html, Output, finish, results_path
 
 
 @contextlib.contextmanager
@@ -74,7 +72,8 @@ def run_parking(
     DB CPU per pass, each stack's server CPU against the baseline's, statements by
     kind, log volume, the effect of logging (both ways), per-function latency."""
     check_prefix(prefix)
-    options = ParkingOptions(passes=passes, batches=batches, prefix=prefix, keep=keep)
+    options = ParkingOptions(passes=passes, batches=batches, prefix=prefix, keep=keep,
+                             baseline=baseline)
     options.check()
     config = EngineConfig(revs=passes, warmup=warmup, min_iterations=batches,
                           max_iterations=batches, max_time_s=1e9, target_ci_pct=ci,
@@ -86,8 +85,8 @@ def run_parking(
     with parking_targets(target) as targets:
         cases = build_cases(targets, stacks, split_list(logging, "--logging"),
                             split_ints(users, "--users"), options)
-        path = results_path(output, html, export, "parking")
-        results = execute(RunRequest(ParkingWorkload(baseline), cases, config, path,
+        results = execute(RunRequest(ParkingWorkload(options), cases, config,
+                                     results_path(output, html, export, "parking"),
                                      redacted_argv()),
                           console)
     finish(results, html, export)

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from dbstand.cli.common import console
+from dbstand.console import console
 from dbstand.errors import ServerError
 from dbstand.paths import state_dir
 from dbstand.targets.managed import pid_running

@@ -19,7 +19,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from dbstand.cli.common import console
+from dbstand.console import console
 from dbstand.errors import UserError
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL

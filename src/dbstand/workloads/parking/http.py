@@ -81,7 +81,7 @@ def create_app() -> WsgiApp:
     DBSTAND_DB_URL with its password read from DBSTAND_DB_PASSWORD_FILE (never from
     the environment), the request log in DBSTAND_LOG_FILE when DBSTAND_LOGGING=1."""
     from dbstand.targets.url import parse_target_url
-    from dbstand.workloads.parking.service import load_service
+    from dbstand.workloads.parking.implementations import load_service
 
     env = os.environ
     target = parse_target_url(env["DBSTAND_DB_URL"].replace(":***@", "@"))

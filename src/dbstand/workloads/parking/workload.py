@@ -17,13 +17,13 @@ import os
 import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from dbstand.engine import Benchmark, CaseMeasurement, EngineConfig, run_benchmark
 from dbstand.engine.executor import Executor, SyncExecutor
 from dbstand.engine.histogram import LatencyHistogram
+from dbstand.engine.stats import summarize
 from dbstand.errors import CaseFailed, UserError
 from dbstand.modes.executors import ThreadExecutor
 from dbstand.probes.cpu import TreeCpu
@@ -32,6 +32,7 @@ from dbstand.probes.statements import StatementCounter, open_counter
 from dbstand.targets.managed import record_for
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.parking.options import ParkingOptions
 from dbstand.workloads.parking.suite import (
     CALLS_PER_PASS,
     PROFILE,
@@ -44,8 +45,6 @@ from dbstand.workloads.parking.suite.checks import SuiteFailure
 WORKLOAD = "parking"
 OP = "pass"
 LOGGING = ("on", "off")
-DEFAULT_PASSES = 20          # the study: batches of 20 passes
-DEFAULT_BATCHES = 5          # ... 5 batches, 100 passes per configuration
 #: the study's table 2 (SQLAlchemy and YB.ORM builds), statements per pass
 STUDY_STATEMENTS = {"select": "78-106", "select_for_update": "88-89", "update": "42-45",
                     "insert": "27", "delete": "0"}
@@ -54,9 +53,6 @@ STUDY_STATEMENTS = {"select": "78-106", "select_for_update": "88-89", "update": 
 #: packages recorded with a case, beside the drivers the service may use
 
 
-#: the reference stack each stack's server CPU is compared with (the study's CPython +
-#: SQLAlchemy); `run parking --baseline` names another
-BASELINE = "python-sqlalchemy"
 
 
 def parking_stacks(kind: str | None = None) -> tuple[str, ...]:
@@ -71,20 +67,6 @@ class ParkingCase(Case):
     def label(self) -> str:
         return (f"parking {self.stack} logging {self.params['logging']} "
                 f"users {self.params['users']}")
-
-
-@dataclass(frozen=True)
-class ParkingOptions:
-    passes: int = DEFAULT_PASSES
-    batches: int = DEFAULT_BATCHES
-    prefix: str = "dbstand_"
-    keep: bool = False           # keep the service's tables after the run
-
-    def check(self) -> None:
-        if self.passes < 1:
-            raise UserError("--passes must be at least 1")
-        if self.batches < 2:
-            raise UserError("--batches must be at least 2 (a spread needs two)")
 
 
 def build_cases(targets: list[TargetURL], stacks: list[str] | None, logging: list[str],
@@ -124,7 +106,7 @@ def build_cases(targets: list[TargetURL], stacks: list[str] | None, logging: lis
                 raise UserError(f"stack {stack!r} does not run on {target.kind} targets "
                                 f"(its databases: {', '.join(stack_databases(stack))})")
         per_target.append((target, list(dict.fromkeys(stacks))))
-    params = dataclasses.asdict(options)
+    params = options.params()
     return [ParkingCase(WORKLOAD, stack, target, "sync" if n == 1 else f"threads:{n}", OP,
                         {**params, "logging": log, "users": n})
             for target, names in per_target for stack in names
@@ -145,6 +127,25 @@ def uncounted_kinds(counter: StatementCounter) -> dict[str, str]:
     counted instead (MariaDB's Com_select counts SELECT ... FOR UPDATE as a select).
     Such a kind is reported empty, never 0."""
     return dict(counter.uncounted)
+
+
+def window_ci(samples: list[float]) -> float | None:
+    """The 95% CI half-width, % of the mean, of per-window figures (None: < 2 windows
+    or a zero mean, where no interval exists)."""
+    if len(samples) < 2 or sum(samples) <= 0:
+        return None
+    return round(summarize(samples).ci95_pct, 2)
+
+
+def batch_shares(batch_ns: list[dict[str, int]], names: list[str]) -> dict[str, list[float]]:
+    """Each function's share (%) of every batch's time, one value per batch."""
+    shares: dict[str, list[float]] = {name: [] for name in names}
+    for spent in batch_ns:
+        total = sum(spent.values())
+        if total > 0:
+            for name in names:
+                shares[name].append(100.0 * spent.get(name, 0) / total)
+    return shares
 
 
 class ServiceProbes:
@@ -170,6 +171,7 @@ class ServiceProbes:
             except LookupError as exc:
                 self.statements_source = f"unavailable: {exc}"
         self.log_bytes = self.log_lines = 0
+        self.log_windows: list[int] = []   # each window's log growth, bytes
         self._log0 = (0, 0)
         self.windows = 0
 
@@ -187,6 +189,7 @@ class ServiceProbes:
                 tree.end()
         size, lines = self.service.log_size()
         self.log_bytes += size - self._log0[0]
+        self.log_windows.append(size - self._log0[0])
         self.log_lines += lines - self._log0[1]
         if self.statements is not None:
             self.statements.end()
@@ -212,6 +215,10 @@ class ServiceProbes:
             "client_cpu_ms_per_pass": ms(self.client),
             "log_bytes_per_pass": round(self.log_bytes / passes, 1),
             "log_lines_per_pass": round(self.log_lines / passes, 2),
+            # the 95% CI of each per-pass mean over the counted windows (equal batches)
+            "app_cpu_ci95_pct": window_ci(self.app.windows),
+            "db_cpu_ci95_pct": window_ci(self.db.windows if self.db else []),
+            "log_bytes_ci95_pct": window_ci([float(b) for b in self.log_windows]),
             "statements_per_pass": None, "statements_source": self.statements_source,
             "db_pid_source": self.db_pid_source if self.db is not None else
             ("SQLite runs inside the app server: its CPU is app CPU"
@@ -244,6 +251,9 @@ class PassBenchmark:
         self.service, self.users, self.passes, self.warmup = service, users, passes, warmup
         self.clients = [ParkingClient(service.base_url) for _ in range(users)]
         self.functions: dict[str, LatencyHistogram] = {f: LatencyHistogram() for f in PROFILE}
+        #: each counted batch's time per function (ns, summed over its calls): the
+        #: shares of a pass's time get an interval from their spread over batches
+        self.batch_ns: list[dict[str, int]] = []
         self.before: dict[str, Any] = {}
 
     def _op(self, client: ParkingClient, rng: random.Random, _arg: object) -> None:
@@ -272,24 +282,35 @@ class PassBenchmark:
         if wrong:  # a lost update on places or balances, or a stray write
             raise CaseFailed("totals after a batch are not what its passes imply: " + ", ".join(
                 f"{k} expected {exp} got {got}" for k, (exp, got) in wrong.items()))
+        spent: dict[str, int] = {}
         for client in self.clients:
             taken = client.take_latencies()
             if i >= self.warmup:  # warm-up batches are not counted
                 for function, values in taken.items():
                     self.functions.setdefault(function, LatencyHistogram()).record_many(values)
+                    spent[function] = spent.get(function, 0) + sum(values)
+        if i >= self.warmup:
+            self.batch_ns.append(spent)
 
     def benchmark(self) -> Benchmark:
         return Benchmark("parking pass", lambda _arg: None, self.make_args,
                          self.after_iteration)
 
     def function_latencies(self) -> dict[str, dict[str, Any]]:
+        """Per function: calls, latency summary and histogram, and its share of the
+        batches' time (mean over the counted batches, with its 95% CI in % of it)."""
+        shares = batch_shares(self.batch_ns, list(self.functions))
         out = {}
         for function, hist in self.functions.items():
             summary = hist.summary_us()
             if summary is not None:
+                share = shares.get(function) or []
                 out[function] = {"calls": hist.count, **{f"{k}_us": v
                                                          for k, v in summary.items()},
-                                 "hdr": hist.encode()}
+                                 "hdr": hist.encode(),
+                                 "share_pct": round(sum(share) / len(share), 3)
+                                 if share else None,
+                                 "share_ci95_pct": window_ci(share)}
         return out
 
 
@@ -345,9 +366,10 @@ class ParkingWorkload(Workload):
     description = "ORM overhead on an OLTP HTTP service (the parking suite, 68 calls a pass)"
     operations = (OP,)
 
-    def __init__(self, baseline: str = BASELINE):
-        #: the stack the report compares every stack's server CPU with
-        self.baseline = baseline
+    def __init__(self, options: ParkingOptions | None = None):
+        self.options = options or ParkingOptions()
+        #: (target, prefix) of the tables close() drops (those of cases without --keep)
+        self._to_drop: dict[tuple[str, str], tuple[TargetURL, str]] = {}
 
     def preflight(self, cases: list[Case]) -> None:
         known = parking_stacks()
@@ -368,8 +390,7 @@ class ParkingWorkload(Workload):
         users, passes = case.params["users"], case.params["passes"]
         prefix = case.params.get("prefix", "dbstand_")
         if not case.params.get("keep"):  # close() drops its tables at the end of the run
-            self.__dict__.setdefault("_to_drop", {}).setdefault(
-                (case.target.secret(), prefix), (case.target, prefix))
+            self._to_drop.setdefault((case.target.secret(), prefix), (case.target, prefix))
         with _service(case) as service:
             verdict = conformance(service.base_url)
             bench = PassBenchmark(service, users, passes, cfg.warmup)
@@ -392,7 +413,7 @@ class ParkingWorkload(Workload):
                 "consistency": "after every batch the service's totals (places, rows, "
                                "balances, receipts, consumes, transfers) equal what its "
                                "passes imply (no lost update)",
-                "case_engine": cfg.as_dict(), "baseline_stack": self.baseline,
+                "case_engine": cfg.as_dict(), "baseline_stack": self.options.baseline,
                 **parking_metrics(measurement, case), **probes.result(counted),
             }
             server = {"kind": case.target.kind, **probes.server_facts,
@@ -408,10 +429,10 @@ class ParkingWorkload(Workload):
         not an error that would hide the run's own outcome."""
         from contextlib import closing
 
-        from dbstand.cli.common import err_console
+        from dbstand.console import err_console
         from dbstand.workloads.parking import db, schema
 
-        pending = list(self.__dict__.pop("_to_drop", {}).values())
+        pending, self._to_drop = list(self._to_drop.values()), {}
         for target, prefix in pending:
             try:
                 with closing(db.connect(_resolved(target))) as conn:

@@ -8,23 +8,22 @@ from typing import Annotated
 
 import typer
 
-from dbstand.cli.common import console, redacted_argv, split_ints, split_list
-from dbstand.cli.run_common import Export, Html, Output, finish, results_path
-from dbstand.distributed.cli import ClusterOption, cluster_for
+from dbstand.console import console, redacted_argv, split_ints, split_list
+from dbstand.distributed.cli import ClusterOption
 from dbstand.engine.config import EngineConfig
-from dbstand.execution import RunRequest, execute
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.manifest import stacks_for
 from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads.execution import RunRequest, execute
+from dbstand.workloads.run_common import Export, Html, Output, finish, results_path
+from dbstand.workloads.webtech.options import DEFAULT_REPEATS, DEFAULT_REQUESTS, WebtechOptions
 from dbstand.workloads.webtech.rules import TESTS
 from dbstand.workloads.webtech.workload import (
     DEFAULT_CLIENTS,
-    DEFAULT_REPEATS,
-    DEFAULT_REQUESTS,
     WORKLOAD,
-    WebtechOptions,
     WebtechWorkload,
     build_cases,
+    check_request,
 )
 
 
@@ -83,18 +82,16 @@ def run_webtech(
     check_prefix(prefix)
     options = WebtechOptions(requests=requests, repeats=repeats, duration_s=duration,
                              keepalive=keepalive, workers=workers, prefix=prefix,
-                             max_error_rate=max_error_rate)
+                             max_error_rate=max_error_rate, cluster=cluster)
     stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
     tests = split_list(test, "--test")
     levels = split_ints(clients, "--clients")
-    cases = build_cases(parse_target_url(target) if target else None, stacks, tests, levels,
-                        open_loop, options)
-    workload = WebtechWorkload()
-    with database(target) as url, cluster_for(workload, cluster):
-        cases = [type(c)(c.workload, c.stack, url, c.mode, c.op, c.params) for c in cases]
-        workload.use_target(url, prefix)
+    check_request(stacks, tests, levels, options)  # before a database is started
+    with database(target) as url:
+        cases = build_cases(url, stacks, tests, levels, open_loop, options)
         config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)
-        results = execute(RunRequest(workload, cases, config,
-                                     results_path(output, html, export, WORKLOAD), redacted_argv()),
+        results = execute(RunRequest(WebtechWorkload(options), cases, config,
+                                     results_path(output, html, export, WORKLOAD),
+                                     redacted_argv()),
                           console)
     finish(results, html, export)

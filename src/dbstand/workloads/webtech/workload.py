@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
 from typing import Any
 
+from dbstand.distributed.session import ClusterSession, open_cluster
+from dbstand.distributed.spec import parse_cluster
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, UserError
 from dbstand.probes.locate import server_pid
@@ -28,39 +29,14 @@ from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.http_load import LoadPlan, measure
 from dbstand.workloads.served import failures
+from dbstand.workloads.webtech.options import WebtechOptions
 from dbstand.workloads.webtech.rules import STUDY_TESTS, TESTS
 from dbstand.workloads.webtech.verify import SERVED
 
 WORKLOAD = "webtech"
 DEFAULT_CLIENTS = (1, 4)
-DEFAULT_REQUESTS = 1_000      # per client and run: the study's single user sent 1,000
-DEFAULT_REPEATS = 3           # the study repeated each measurement 3 times
 OPEN = "open"
 MAX_DEFAULT_WORKERS = 256
-
-
-@dataclass(frozen=True)
-class WebtechOptions:
-    requests: int = DEFAULT_REQUESTS
-    repeats: int = DEFAULT_REPEATS
-    duration_s: float | None = None
-    open_duration_s: float = 5.0
-    keepalive: bool = True
-    workers: int | None = None
-    prefix: str = "dbstand_"
-    max_error_rate: float = 0.01
-
-    def check(self) -> None:
-        if not 1 <= self.requests <= 10_000_000:
-            raise UserError("--requests must be from 1 to 10,000,000")
-        if not 2 <= self.repeats <= 100:
-            raise UserError("--repeats must be from 2 to 100 (a 95% interval needs two runs)")
-        if self.duration_s is not None and not 0 < self.duration_s <= 3600:
-            raise UserError("--duration must be from 0 to 3600 seconds")
-        if self.workers is not None and not 1 <= self.workers <= 1024:
-            raise UserError(f"--workers must be from 1 to 1024 (got {self.workers})")
-        if not 0 <= self.max_error_rate < 1:
-            raise UserError("--max-error-rate must be from 0 to 1")
 
 
 class WebtechCase(Case):
@@ -68,9 +44,10 @@ class WebtechCase(Case):
         return f"webtech {self.stack} /{self.op} [{self.mode}]"
 
 
-def build_cases(target: TargetURL | None, stacks: list[str], tests: list[str],
-                clients: list[int], open_loop: bool, options: WebtechOptions) -> list[Case]:
-    """stacks x clients x tests (each stack only the tests it implements)."""
+def check_request(stacks: list[str], tests: list[str], clients: list[int],
+                  options: WebtechOptions) -> None:
+    """Every axis value known and in range, and at least one case: before a database
+    is started for the run."""
     options.check()
     for test in tests:
         if test not in TESTS:
@@ -78,24 +55,27 @@ def build_cases(target: TargetURL | None, stacks: list[str], tests: list[str],
     for n in clients:
         if not 1 <= n <= 10_000:
             raise UserError(f"--clients must be from 1 to 10,000 (got {n})")
+    if not any(t in get_manifest(s, WORKLOAD).tests for s in stacks for t in tests):
+        raise UserError("no case: none of the stacks implements the tests asked for")
+
+
+def build_cases(target: TargetURL, stacks: list[str], tests: list[str],
+                clients: list[int], open_loop: bool, options: WebtechOptions) -> list[Case]:
+    """stacks x clients x tests (each stack only the tests it implements), on the
+    database the db and cache tests read."""
+    check_request(stacks, tests, clients, options)
     cases: list[Case] = []
-    params = {"requests": options.requests, "repeats": options.repeats,
-              "duration_s": options.duration_s, "keepalive": options.keepalive,
-              "workers": options.workers, "prefix": options.prefix,
-              "max_error_rate": options.max_error_rate}
-    placeholder = target or TargetURL(kind="mysql", scheme="mysql", host="127.0.0.1")
+    params = options.params()
     for stack in dict.fromkeys(stacks):
         manifest = get_manifest(stack, WORKLOAD)
         mine = [t for t in tests if t in manifest.tests]
         for n in dict.fromkeys(clients):
-            cases += [WebtechCase(WORKLOAD, stack, placeholder, f"clients:{n}", test,
+            cases += [WebtechCase(WORKLOAD, stack, target, f"clients:{n}", test,
                                   {**params, "clients": n}) for test in mine]
         if open_loop:
-            cases += [WebtechCase(WORKLOAD, stack, placeholder, OPEN, test,
+            cases += [WebtechCase(WORKLOAD, stack, target, OPEN, test,
                                   {**params, "clients": max(clients),
                                    "duration_s": options.open_duration_s}) for test in mine]
-    if not cases:
-        raise UserError("no case: none of the stacks implements the tests asked for")
     return cases
 
 
@@ -104,10 +84,11 @@ class WebtechWorkload(Workload):
     description = "server technologies on the same small pages (the 2002 study, seed 001)"
     operations = TESTS
 
-    #: an open dbstand.distributed session: each of its workers runs a share of the load
-    cluster: Any = None
-
-    def __init__(self) -> None:
+    def __init__(self, options: WebtechOptions | None = None):
+        self.options = options or WebtechOptions()
+        #: with `--cluster`: the session opened at preflight; each worker runs a share
+        self.cluster: ClusterSession | None = None
+        #: the database the db and cache tests read (the cases' target)
         self.target: TargetURL | None = None
         self._exit = contextlib.ExitStack()
         self._running: tuple[str, StackHandle] | None = None
@@ -120,14 +101,21 @@ class WebtechWorkload(Workload):
     # --- preflight: everything a user can get wrong, before any results file --------
     def preflight(self, cases: list[Case]) -> None:
         self._clients = {(c.stack, int(c.params["clients"])) for c in cases}
+        targets = {c.target.secret(): c.target for c in cases}
+        if len(targets) != 1:
+            raise UserError("a webtech run reads one database (its cases name "
+                            f"{len(targets)})")
+        self._use_target(next(iter(targets.values())), self.options.prefix)
         for stack in dict.fromkeys(c.stack for c in cases):
             manifest = get_manifest(stack, WORKLOAD)
             try:
                 ensure_built(manifest)
             except UserError as exc:  # not installable here: recorded, the others run
                 self._failed[stack] = f"unavailable: {exc}"
+        if self.options.cluster and self.cluster is None:
+            self.cluster = open_cluster(parse_cluster(self.options.cluster))
 
-    def use_target(self, target: TargetURL, prefix: str) -> None:
+    def _use_target(self, target: TargetURL, prefix: str) -> None:
         """The database the stacks read (a managed server the CLI started, or given)."""
         self.target = target
         SERVED.prepare(target, prefix)
@@ -218,3 +206,6 @@ class WebtechWorkload(Workload):
             self._stop_stack()
         finally:
             self._exit.close()
+            if self.cluster is not None:
+                cluster, self.cluster = self.cluster, None
+                cluster.close()

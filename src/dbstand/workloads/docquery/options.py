@@ -1,0 +1,38 @@
+"""DocqueryOptions: every run-wide setting of a docquery run that is not the engine's.
+
+One frozen value, made by the CLI (or a study), given to `build_cases` and to
+`DocqueryWorkload` at construction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dbstand.errors import UserError
+
+
+@dataclass(frozen=True)
+class DocqueryOptions:
+    """Run-wide settings of a docquery run (a case's params record all but the cluster)."""
+
+    size: int = 1_000_000
+    seed: int = 3
+    repeats: int = 3
+    open_duration_s: float = 5.0
+    prefix: str = "dbstand_"
+    max_error_rate: float = 0.01
+    #: `--cluster`: each worker of this Dask cluster runs a share of the load
+    cluster: str | None = None
+
+    def check(self) -> None:
+        if not 30 <= self.size <= 100_000_000:
+            raise UserError("--size must be from 30 to 100,000,000 documents")
+        if not 2 <= self.repeats <= 100:
+            raise UserError("--repeats must be from 2 to 100 (a 95% interval needs two runs)")
+        if not 0 <= self.max_error_rate < 1:
+            raise UserError("--max-error-rate must be from 0 to 1")
+
+    def params(self) -> dict[str, object]:
+        """What each case records of them."""
+        return {"size": self.size, "seed": self.seed, "repeats": self.repeats,
+                "prefix": self.prefix, "max_error_rate": self.max_error_rate}

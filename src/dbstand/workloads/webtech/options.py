@@ -1,0 +1,49 @@
+"""WebtechOptions: every run-wide setting of a webtech run that is not the engine's.
+
+One frozen value, made by the CLI (or a study), given to `build_cases` and to
+`WebtechWorkload` at construction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dbstand.errors import UserError
+
+DEFAULT_REQUESTS = 1_000      # per client and run: the study's single user sent 1,000
+DEFAULT_REPEATS = 3           # the study repeated each measurement 3 times
+
+
+@dataclass(frozen=True)
+class WebtechOptions:
+    """Run-wide settings of a webtech run (a case's params record all but the cluster)."""
+
+    requests: int = DEFAULT_REQUESTS
+    repeats: int = DEFAULT_REPEATS
+    duration_s: float | None = None
+    open_duration_s: float = 5.0
+    keepalive: bool = True
+    workers: int | None = None
+    prefix: str = "dbstand_"
+    max_error_rate: float = 0.01
+    #: `--cluster`: each worker of this Dask cluster runs a share of the load
+    cluster: str | None = None
+
+    def check(self) -> None:
+        if not 1 <= self.requests <= 10_000_000:
+            raise UserError("--requests must be from 1 to 10,000,000")
+        if not 2 <= self.repeats <= 100:
+            raise UserError("--repeats must be from 2 to 100 (a 95% interval needs two runs)")
+        if self.duration_s is not None and not 0 < self.duration_s <= 3600:
+            raise UserError("--duration must be from 0 to 3600 seconds")
+        if self.workers is not None and not 1 <= self.workers <= 1024:
+            raise UserError(f"--workers must be from 1 to 1024 (got {self.workers})")
+        if not 0 <= self.max_error_rate < 1:
+            raise UserError("--max-error-rate must be from 0 to 1")
+
+    def params(self) -> dict[str, object]:
+        """What each case records of them."""
+        return {"requests": self.requests, "repeats": self.repeats,
+                "duration_s": self.duration_s, "keepalive": self.keepalive,
+                "workers": self.workers, "prefix": self.prefix,
+                "max_error_rate": self.max_error_rate}
