@@ -14,15 +14,16 @@ from dbstand.targets.managed import ServerRecord
 
 
 def _pgbench_environments(tag: str) -> list[dict[str, str]]:
-    """The environments of the tagged pgbench processes running now."""
+    """The environments of the tagged pgbench processes connecting to a server now."""
     found = []
     needle = f"{TAG_ENV}={tag}".encode()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            if not (entry / "cmdline").read_bytes().split(b"\0")[0].endswith(b"pgbench"):
-                continue
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if not argv[0].endswith(b"pgbench") or b"-h" not in argv:
+                continue  # not a pgbench that connects (`pgbench --version`)
             raw = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
