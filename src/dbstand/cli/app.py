@@ -80,7 +80,8 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
     from dbstand import interrupts
 
     interrupts.request()
-    raise KeyboardInterrupt
+    if not interrupts.in_gc_callback(frame):  # there Python would print it and go on
+        raise KeyboardInterrupt
 
 
 def _usage_message(exc: click.ClickException) -> str:
