@@ -29,6 +29,7 @@ import psutil
 from dbstand.errors import ServerError
 from dbstand.stacks.build import ensure_built, python_for
 from dbstand.stacks.manifest import Manifest
+from dbstand.targets.leftovers import Claim, check_state_folder
 from dbstand.targets.managed import die_with_parent, free_port, password_for, port_in_use
 from dbstand.targets.url import TargetURL
 
@@ -196,8 +197,10 @@ def running_stack(manifest: Manifest, *, target: TargetURL | None = None,
     if port is not None and port_in_use(port):
         raise ServerError(f"port {port} on {HOST} is in use")
     port = port or free_port()
+    check_state_folder()
     work_dir = Path(tempfile.mkdtemp(prefix=f"dbstand-{manifest.name}-"))
     work_dir.chmod(0o755)  # servers that drop privileges read their configs here
+    claim: Claim | None = None
     log_path = None
     if logging:
         folder = log_dir or work_dir
@@ -207,6 +210,7 @@ def running_stack(manifest: Manifest, *, target: TargetURL | None = None,
     proc: subprocess.Popen | None = None
     handle: StackHandle | None = None
     try:
+        claim = Claim(work_dir, f"stack {manifest.name}")  # found if dbstand is killed
         env = stack_env(manifest, port=port, work_dir=work_dir, build=build, target=target,
                         prefix=prefix, logging=logging, log_path=log_path, workers=workers,
                         static_dir=static_dir)
@@ -220,6 +224,7 @@ def running_stack(manifest: Manifest, *, target: TargetURL | None = None,
             except OSError as exc:
                 raise ServerError(f"stack {manifest.name!r}: cannot run {argv[0]}: "
                                   f"{exc.strerror}") from None
+        claim.add_session(proc.pid)
         handle = StackHandle(manifest=manifest, port=port, pid=proc.pid, work_dir=work_dir,
                              log_path=log_path, build_dir=build)
         wait_healthy(handle, proc, manifest.start.timeout_s, server_log)
@@ -229,3 +234,5 @@ def running_stack(manifest: Manifest, *, target: TargetURL | None = None,
             stop_tree(handle or StackHandle(manifest, port, proc.pid, work_dir, log_path,
                                             build), proc)
         shutil.rmtree(work_dir, ignore_errors=True)
+        if claim is not None:
+            claim.release()

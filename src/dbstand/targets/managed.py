@@ -318,24 +318,52 @@ def chown_tree(path: Path, user: str | None) -> None:
             os.chown(os.path.join(root, name), entry.pw_uid, entry.pw_gid)
 
 
-def registry_path(kind: str) -> Path:
-    path = state_dir() / "servers"
-    path.mkdir(parents=True, exist_ok=True)
+def registry_path(kind: str, create: bool = False) -> Path:
+    """Where the record of a managed `kind` server is kept; the folder is made only
+    for writing (reading needs none, so a read-only state folder can still be read)."""
+    path = state_dir(create) / "servers"
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
     return path / f"{kind}.json"
 
 
+class CorruptRecord(ServerError):
+    """A record file that cannot be read as one (garbage, empty, wrong types)."""
+
+    def __init__(self, kind: str, path: Path):
+        super().__init__(f"the record of the managed {kind} server is corrupt: {path} "
+                         f"(`dbstand server down {kind}` removes it; or delete that file)")
+        self.kind, self.path = kind, path
+
+
+#: the type every field of a record must have (others are optional)
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "kind": str, "pid": int, "port": int, "url": str, "password": str, "base_dir": str,
+    "log_path": str, "run_as": (str, type(None)), "started_at": (int, float),
+    "settings": dict, "pid_identity": (str, type(None))}
+
+
 def load_record(kind: str) -> ServerRecord | None:
+    """The record of the managed `kind` server; CorruptRecord if it cannot be one."""
     path = registry_path(kind)
     if not path.exists():
         return None
     try:
-        return ServerRecord(**json.loads(path.read_text()))
-    except (ValueError, TypeError):
-        raise ServerError(f"the record of the managed {kind} server is corrupt: {path}") from None
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict) or any(
+                k in data and (not isinstance(data[k], t) or isinstance(data[k], bool))
+                for k, t in _FIELD_TYPES.items()):
+            raise TypeError
+        return ServerRecord(**data)
+    except (ValueError, TypeError, UnicodeDecodeError):
+        raise CorruptRecord(kind, path) from None
+    except OSError as exc:
+        raise ServerError(f"cannot read the record of the managed {kind} server {path}: "
+                          f"{exc.strerror}") from None
 
 
 def save_record(record: ServerRecord) -> None:
-    path = registry_path(record.kind)
+    path = registry_path(record.kind, create=True)
     tmp = path.with_suffix(".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
@@ -348,11 +376,18 @@ def forget_record(kind: str) -> None:
         registry_path(kind).unlink()
 
 
-def all_records() -> list[ServerRecord]:
-    folder = state_dir() / "servers"
+def all_records(corrupt: list[CorruptRecord] | None = None) -> list[ServerRecord]:
+    """Every readable record; the corrupt ones are skipped (collected in `corrupt`),
+    so one bad file never hides the others or breaks a run."""
+    folder = state_dir(create=False) / "servers"
     records = []
-    for path in sorted(folder.glob("*.json")) if folder.exists() else []:
-        record = load_record(path.stem)
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            record = load_record(path.stem)
+        except CorruptRecord as exc:
+            if corrupt is not None:
+                corrupt.append(exc)
+            continue
         if record:
             records.append(record)
     return records
@@ -403,8 +438,12 @@ class ManagedServer(ABC):
 
     # -- lifecycle -----------------------------------------------------------
     def start(self) -> ServerRecord:
+        from dbstand.targets.leftovers import Claim, check_state_folder
+
+        check_state_folder()  # before anything starts: a killed run's server is found
         self.base_dir = Path(tempfile.mkdtemp(prefix=f"dbstand-{self.kind}-"))
         try:
+            self.claim: Claim | None = Claim(self.base_dir, f"{self.kind} server")
             self.record = self._start(self.base_dir)
             self.record.pid_identity = process_identity(self.record.pid)
         except BaseException:
@@ -434,6 +473,14 @@ class ManagedServer(ABC):
             if self.base_dir.name.startswith("dbstand-"):
                 shutil.rmtree(self.base_dir, ignore_errors=True)
             self.base_dir = None
+        self.release_claim()
+
+    def release_claim(self) -> None:
+        """The folder is gone, or a saved record (`server up`) now keeps the server."""
+        claim = getattr(self, "claim", None)
+        if claim is not None:
+            claim.release()
+            self.claim = None
 
     def __enter__(self) -> ServerRecord:
         return self.start()

@@ -28,6 +28,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from dbstand import interrupts
 from dbstand.console import redact_text
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, OwnershipError, TargetError
@@ -87,6 +88,7 @@ def _execute(request: RunRequest, console: Console,
                       TimeElapsedColumn(), console=console, transient=True) as progress:
             overall = progress.add_task("cases", total=len(request.cases))
             for index, case in enumerate(request.cases):
+                interrupts.check()  # a Ctrl-C whose exception was lost (interrupts.py)
                 task = progress.add_task(f"  {case.label()}",
                                          total=request.config.max_iterations)
 

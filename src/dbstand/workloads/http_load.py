@@ -64,8 +64,8 @@ def open_loop_plan(best: float | None, params: dict[str, Any]) -> LoadPlan:
 
 def check_load(repeats: int, max_error_rate: float) -> None:
     """The load settings every served workload's options share."""
-    if not 1 <= repeats <= 100:
-        raise UserError("--repeats must be from 1 to 100")
+    if not 2 <= repeats <= 100:
+        raise UserError("--repeats must be from 2 to 100 (a 95% interval needs two runs)")
     if not 0 <= max_error_rate < 1:
         raise UserError("--max-error-rate must be from 0 to 1")
 

@@ -71,9 +71,35 @@ def parse_exports(values: list[str] | None) -> list[tuple[str, Path]]:
 
 
 def _check_exports(values: list[str] | None) -> list[str] | None:
-    for _, path in parse_exports(values):
-        _check_path(path, "--export")
+    from dbstand.results.store import check_distinct_outputs, check_output_path
+
+    pairs = parse_exports(values)
+    for _, path in pairs:
+        try:
+            check_output_path(path, "--export")
+        except UserError as exc:
+            raise typer.BadParameter(str(exc).removeprefix("--export "),
+                                     param_hint="--export") from None
+    check_distinct_outputs([("--export", path) for _, path in pairs])
     return values
+
+
+def named_outputs(html: Path | None, export: list[str] | None) -> list[tuple[str, Path]]:
+    """The report and export paths of a command, named by their options."""
+    named = [("--html", html)] if html is not None else []
+    return named + [("--export", path) for _, path in parse_exports(export)]
+
+
+def results_path(output: Path | None, html: Path | None, export: list[str] | None,
+                 workload: str) -> Path:
+    """The run's results file (given or the default), refused before measuring when a
+    report or an export names it too: writing those would destroy the measurements."""
+    from dbstand.results.store import check_distinct_outputs
+    from dbstand.workloads.execution import default_output
+
+    path = output or default_output(workload)
+    check_distinct_outputs([("the results file", path), *named_outputs(html, export)])
+    return path
 
 
 Export = Annotated[list[str] | None, typer.Option(

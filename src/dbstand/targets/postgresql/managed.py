@@ -16,6 +16,7 @@ from dbstand.targets.managed import (
     terminate_pid,
     wait_for_port,
 )
+from dbstand.targets.postgresql.passfile import write_passfile
 
 #: settings worth recording with every result (methodology: "settings that matter")
 RECORDED_SETTINGS = (
@@ -117,15 +118,15 @@ class ManagedPostgres(ManagedServer):
         record = self.record
         assert record is not None
         wait_for_port(self.port, 30)
+        secret = write_passfile(base_dir, self.password, self.run_as)
         self.run_tool([str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port),
-                       "-U", "postgres", "dbstand"],
-                      env={"PGPASSWORD": self.password}, what="createdb")
+                       "-U", "postgres", "dbstand"], env=secret, what="createdb")
         if "shared_preload_libraries" in settings and (bin_dir / "psql").exists():
             # the view that dbstand's statement probe reads (probes/statements.py)
             self.run_tool([str(bin_dir / "psql"), "-h", "127.0.0.1", "-p", str(self.port),
                            "-U", "postgres", "-d", "dbstand", "-q", "-v", "ON_ERROR_STOP=1",
                            "-c", "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"],
-                          env={"PGPASSWORD": self.password}, what="create extension")
+                          env=secret, what="create extension")
         return record
 
     def _stop(self, record: ServerRecord) -> None:

@@ -21,9 +21,17 @@ from dbstand.workloads.batch.options import (
 )
 from dbstand.workloads.batch.workload import DEFAULT_ROWS, BatchWorkload, build_cases
 from dbstand.workloads.catalog import STACKS
-from dbstand.workloads.execution import RunRequest, default_output, execute
+from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.network_axis import db_paths, with_paths
-from dbstand.workloads.run_common import DbRtt, Export, Html, Output, finish, run_targets
+from dbstand.workloads.run_common import (
+    DbRtt,
+    Export,
+    Html,
+    Output,
+    finish,
+    results_path,
+    run_targets,
+)
 
 
 def default_stacks(targets: list[TargetURL]) -> list[str]:
@@ -115,7 +123,8 @@ def run_batch(
             console.print(f"[yellow]note:[/] {note}")
         cases = with_paths(cases, db_paths(db_rtt, targets))
         results = execute(RunRequest(workload, cases, config,
-                                     output or default_output("batch"), redacted_argv()),
+                                     results_path(output, html, export, "batch"),
+                                     redacted_argv()),
                           console)
     finish(results, html, export)
 

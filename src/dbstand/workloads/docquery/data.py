@@ -268,6 +268,7 @@ def drop_postgresql(conn: Any, prefix: str = DEFAULT_PREFIX) -> None:
 def connected(target: TargetURL | str) -> Iterator[tuple[str, Any]]:
     """("mongodb", pymongo Database) or ("postgresql", psycopg connection) for a target
     URL; the password of a `dbstand server up` server is found when the URL has none."""
+    from dbstand.drivers import connect_timeout_s, open_with
     from dbstand.errors import TargetError
     from dbstand.targets.managed import password_for
     from dbstand.targets.url import parse_target_url
@@ -278,15 +279,19 @@ def connected(target: TargetURL | str) -> Iterator[tuple[str, Any]]:
     if url.kind == "mongodb":
         import pymongo
 
-        client: Any = pymongo.MongoClient(url.secret(), serverSelectionTimeoutMS=10_000)
+        limit_ms = connect_timeout_s() * 1000
+        client: Any = pymongo.MongoClient(url.secret(), serverSelectionTimeoutMS=limit_ms,
+                                          connectTimeoutMS=limit_ms, socketTimeoutMS=limit_ms)
         try:
+            # pymongo connects lazily: a refusing or silent server fails here, one line
+            open_with(lambda: client.admin.command("ping"), url)
             yield "mongodb", client[url.database or "dbstand"]
         finally:
             client.close()
     elif url.kind == "postgresql":
-        import psycopg
+        from dbstand.drivers import psycopg as psycopg_driver
 
-        with psycopg.connect(url.secret(), connect_timeout=10) as conn:
+        with open_with(lambda: psycopg_driver.connect(url, autocommit=False), url) as conn:
             yield "postgresql", conn
     else:
         raise TargetError(f"docquery data lives in mongodb:// or postgresql:// targets, "

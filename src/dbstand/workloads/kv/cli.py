@@ -18,13 +18,21 @@ from dbstand.targets.url import TargetURL
 from dbstand.workloads import Case
 from dbstand.workloads.base import check_choice
 from dbstand.workloads.catalog import get_stack
-from dbstand.workloads.execution import RunRequest, default_output, execute
+from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.kv.keys import DISTRIBUTIONS
 from dbstand.workloads.kv.options import DEFAULT_ROWS, KvOptions
 from dbstand.workloads.kv.workload import OPS, KvWorkload
 from dbstand.workloads.network_axis import db_paths, with_paths
 from dbstand.workloads.protocols import expand_protocols, with_probes
-from dbstand.workloads.run_common import DbRtt, Export, Html, Output, finish, run_targets
+from dbstand.workloads.run_common import (
+    DbRtt,
+    Export,
+    Html,
+    Output,
+    finish,
+    results_path,
+    run_targets,
+)
 
 LOOPS = ("asyncio", "uvloop")
 
@@ -167,7 +175,8 @@ def run_kv(
                             probes)
         cases = with_paths(cases, db_paths(db_rtt, targets))
         results = execute(RunRequest(KvWorkload(options), cases, config,
-                                     output or default_output("kv"), redacted_argv()),
+                                     results_path(output, html, export, "kv"),
+                                     redacted_argv()),
                           console)
     finish(results, html, export)
 

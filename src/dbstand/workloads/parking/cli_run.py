@@ -15,7 +15,7 @@ from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
-from dbstand.workloads.execution import RunRequest, default_output, execute
+from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.network_axis import APP_PARAM, app_paths, db_paths, with_paths
 from dbstand.workloads.parking.options import (
     BASELINE,
@@ -24,7 +24,7 @@ from dbstand.workloads.parking.options import (
     ParkingOptions,
 )
 from dbstand.workloads.parking.workload import ParkingWorkload, build_cases, parking_stacks
-from dbstand.workloads.run_common import AppRtt, DbRtt, Export, Html, Output, finish
+from dbstand.workloads.run_common import AppRtt, DbRtt, Export, Html, Output, finish, results_path
 
 
 @contextlib.contextmanager
@@ -91,6 +91,7 @@ def run_parking(
         cases = with_paths(cases, db_paths(db_rtt, targets))
         cases = with_paths(cases, app_paths(app_rtt), APP_PARAM)
         results = execute(RunRequest(ParkingWorkload(options), cases, config,
-                                     output or default_output("parking"), redacted_argv()),
+                                     results_path(output, html, export, "parking"),
+                                     redacted_argv()),
                           console)
     finish(results, html, export)

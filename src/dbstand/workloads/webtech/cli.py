@@ -14,9 +14,9 @@ from dbstand.engine.config import EngineConfig
 from dbstand.stacks.manifest import stacks_for
 from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
-from dbstand.workloads.execution import RunRequest, default_output, execute
+from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.network_axis import APP_PARAM, app_paths, db_paths, with_paths
-from dbstand.workloads.run_common import AppRtt, DbRtt, Export, Html, Output, finish
+from dbstand.workloads.run_common import AppRtt, DbRtt, Export, Html, Output, finish, results_path
 from dbstand.workloads.webtech.options import DEFAULT_REPEATS, DEFAULT_REQUESTS, WebtechOptions
 from dbstand.workloads.webtech.rules import TESTS
 from dbstand.workloads.webtech.workload import (
@@ -102,6 +102,7 @@ def run_webtech(
         cases = with_paths(cases, app_paths(app_rtt), APP_PARAM)
         config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)
         results = execute(RunRequest(WebtechWorkload(options), cases, config,
-                                     output or default_output(WORKLOAD), redacted_argv()),
+                                     results_path(output, html, export, WORKLOAD),
+                                     redacted_argv()),
                           console)
     finish(results, html, export)

@@ -35,6 +35,8 @@ class WebtechOptions:
             raise UserError("--requests must be from 1 to 10,000,000")
         if self.duration_s is not None and not 0 < self.duration_s <= 3600:
             raise UserError("--duration must be from 0 to 3600 seconds")
+        if self.workers is not None and not 1 <= self.workers <= 1024:
+            raise UserError(f"--workers must be from 1 to 1024 (got {self.workers})")
         check_load(self.repeats, self.max_error_rate)
 
     def params(self) -> dict[str, object]:

@@ -3,7 +3,7 @@
 They show how far a driver's best API is from the database's own client. Each run
 starts the tool, so its process start and login are part of the time (tens of ms):
 negligible at the row counts where the limit matters. Passwords travel through the
-environment (psql) or a private option file (mariadb), never through argv.
+0600 files (psql's PGPASSFILE, mariadb's option file), never argv or the environment.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 from dbstand.drivers.endpoint import endpoint
 from dbstand.errors import CaseFailed
 from dbstand.targets.managed import password_for
+from dbstand.targets.postgresql.passfile import passfile_env
 from dbstand.targets.url import TargetURL
 
 TOOL_TIMEOUT_S = 3600.0
@@ -67,7 +68,8 @@ def psql_copy(target: TargetURL, table: str, csv_path: str) -> None:
     argv = [psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", e.host, "-p", str(e.port),
             "-U", e.user, "-d", e.database,
             "-c", f"\\copy {table} (f_key, f_value) FROM '{csv_path}' WITH (FORMAT csv)"]
-    _run(argv, {"PGPASSWORD": _password(target), "PGCONNECT_TIMEOUT": "10"}, "psql \\copy")
+    with passfile_env(_password(target)) as env:
+        _run(argv, {**env, "PGCONNECT_TIMEOUT": "10"}, "psql \\copy")
 
 
 def mariadb_load_data(target: TargetURL, table: str, csv_path: str) -> None:
