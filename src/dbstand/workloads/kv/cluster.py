@@ -36,6 +36,18 @@ class KvShareRecipe:
     def share(self, mode: ModeSpec) -> KvShareRecipe:
         return replace(self, mode=mode)
 
+    def destination(self) -> tuple[str, int] | None:
+        """The address the connections go to (the proxy's on a routed path); None for
+        SQLite (no network)."""
+        from dbstand.targets.kinds import get_kind
+        from dbstand.targets.url import parse_target_url
+
+        target = parse_target_url(self.target)
+        if target.host is None:
+            return None
+        port = target.port or get_kind(target.kind).default_port
+        return (target.host, port) if port else None
+
     def build(self) -> Executor:
         """The kv workload's own executor for this share (as on one machine)."""
         from dbstand.engine.executor import SyncExecutor
