@@ -2,8 +2,9 @@
 
 The test makes its own namespaces, joined by veth pairs, with addresses from the
 benchmarking range 198.18.0.0/15 only (RFC 2544): `db` holds a managed PostgreSQL
-bound to 198.18.0.1, `hub` routes between the others and runs the Dask scheduler and
-`dbstand run kv --cluster`, `w1` and `w2` each hold one Dask worker. Every worker's
+bound to 198.18.0.1 (`dbstand server up postgresql --bind`), `hub` routes between the
+others and runs the Dask scheduler and `dbstand run kv --cluster` (which finds the
+password in the server's record), `w1` and `w2` each hold one Dask worker. Every worker's
 connections to the database leave from its own namespace's address, and the case
 records them (cluster.per_worker[].source_addresses), read from the kernel's socket
 table. Namespaces and processes are removed whatever happens (finally).
@@ -14,7 +15,6 @@ why, as `make test` runs as root.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -23,6 +23,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,6 +31,8 @@ from dbstand.errors import ServerError
 from dbstand.targets.postgresql.managed import ManagedPostgres
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
+DBSTAND = str(Path(sys.executable).parent / "dbstand")
+DASK = str(Path(sys.executable).parent / "dask")
 DB_ADDR = "198.18.0.1"
 HUB_ADDR = "198.18.1.1"            # the scheduler's address (hub side of w1's link)
 WORKER_ADDRS = {"w1": "198.18.1.2", "w2": "198.18.2.2"}
@@ -40,17 +43,6 @@ LINKS = [("db", DB_ADDR, "hub", "198.18.0.2"),
          ("w2", WORKER_ADDRS["w2"], "hub", "198.18.2.1")]
 GATEWAY = {"db": "198.18.0.2", "w1": HUB_ADDR, "w2": "198.18.2.1"}
 
-#: run inside `db`: a managed PostgreSQL on the namespace's address; its URL and
-#: password go to our pipe (never argv or environment), it stops when stdin closes
-DB_SCRIPT = f"""
-import json, sys
-from dbstand.targets.postgresql.managed import ManagedPostgres
-with ManagedPostgres(bind={DB_ADDR!r}) as record:
-    print(json.dumps({{"url": record.url, "password": record.password}}), flush=True)
-    sys.stdin.read()
-"""
-
-
 def _ip(*args: str) -> None:
     proc = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30)
     if proc.returncode != 0:
@@ -60,10 +52,14 @@ def _ip(*args: str) -> None:
 class Namespaces:
     """The test's namespaces (names unique to this process) and what runs in them."""
 
-    def __init__(self) -> None:
+    def __init__(self, state: Path) -> None:
         self.prefix = f"dbst{os.getpid()}"
         self.made: list[str] = []
         self.procs: list[subprocess.Popen] = []
+        #: DBSTAND_HOME of every dbstand command here: the server's record (and password)
+        #: is found by the client through it, never passed on a command line
+        self.env = {**os.environ, "PYTHONPATH": SRC, "DBSTAND_HOME": str(state)}
+        self.server_up = False
 
     def name(self, short: str) -> str:
         return f"{self.prefix}{short}"
@@ -97,23 +93,19 @@ class Namespaces:
 
     def run_in(self, short: str, argv: list[str], **kwargs: object
                ) -> subprocess.CompletedProcess:
-        env = {**os.environ, "PYTHONPATH": SRC}
-        return subprocess.run(self.argv(short, argv), env=env, timeout=120,
+        return subprocess.run(self.argv(short, argv), env=self.env, timeout=120,
                               **kwargs)  # type: ignore[call-overload]
 
-    def start(self, short: str, argv: list[str], **kwargs: object) -> subprocess.Popen:
-        env = {**os.environ, "PYTHONPATH": SRC}
-        proc = subprocess.Popen(self.argv(short, argv), env=env, start_new_session=True,
-                                **kwargs)  # type: ignore[call-overload]
+    def start(self, short: str, argv: list[str]) -> subprocess.Popen:
+        proc = subprocess.Popen(self.argv(short, argv), env=self.env, start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.procs.append(proc)
         return proc
 
     def close(self) -> None:
+        if self.server_up:  # `server down` stops it by its record (pid, data folder)
+            self.run_in("db", [DBSTAND, "server", "down", "postgresql"], capture_output=True)
         for proc in reversed(self.procs):
-            if proc.stdin is not None:  # the database stops cleanly when stdin closes
-                proc.stdin.close()
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(30)
             if proc.poll() is None:
                 os.killpg(proc.pid, 15)
                 try:
@@ -121,16 +113,13 @@ class Namespaces:
                 except subprocess.TimeoutExpired:
                     os.killpg(proc.pid, 9)
                     proc.wait(5)
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
         for ns in self.made:  # deleting a namespace deletes its veth ends
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
 
 
 @pytest.fixture
-def namespaces() -> Iterator[Namespaces]:
-    spaces = Namespaces()
+def namespaces(tmp_path: Path) -> Iterator[Namespaces]:
+    spaces = Namespaces(tmp_path / "state")
     try:
         spaces.make()
         yield spaces
@@ -151,37 +140,30 @@ def _wait_workers(spaces: Namespaces, deadline_s: float) -> None:
 
 
 def test_run_crosses_namespaces(namespaces: Namespaces, tmp_path: Path) -> None:
-    db = namespaces.start("db", [sys.executable, "-c", DB_SCRIPT], stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    dask = str(Path(sys.executable).parent / "dask")
-    namespaces.start("hub", [dask, "scheduler", "--host", HUB_ADDR, "--port",
-                             str(SCHEDULER_PORT), "--no-dashboard"],
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    namespaces.start("hub", [DASK, "scheduler", "--host", HUB_ADDR, "--port",
+                             str(SCHEDULER_PORT), "--no-dashboard"])
     for short, addr in WORKER_ADDRS.items():
-        namespaces.start(short, [dask, "worker", f"tcp://{HUB_ADDR}:{SCHEDULER_PORT}",
+        namespaces.start(short, [DASK, "worker", f"tcp://{HUB_ADDR}:{SCHEDULER_PORT}",
                                  "--host", addr, "--name", short, "--nthreads", "1",
-                                 "--no-nanny", "--no-dashboard"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    line = db.stdout.readline()  # type: ignore[union-attr]
-    assert line, f"the database did not start in its namespace: {db.stderr.read()[-800:]}"  # type: ignore[union-attr]
-    server = json.loads(line)
-    assert server["url"].startswith(f"postgresql://postgres@{DB_ADDR}:")
+                                 "--no-nanny", "--no-dashboard"])
+    namespaces.server_up = True
+    up = namespaces.run_in("db", [DBSTAND, "server", "up", "postgresql", "--bind", DB_ADDR],
+                           capture_output=True, text=True)
+    assert up.returncode == 0, f"no database in its namespace: {up.stdout}{up.stderr}"
+    url = next(w for w in up.stdout.split() if w.startswith("postgresql://"))
+    assert url.startswith(f"postgresql://postgres@{DB_ADDR}:"), url
     _wait_workers(namespaces, 40)
 
     out = tmp_path / "kv.jsonl"
-    target = server["url"].replace("postgres@", f"postgres:{server['password']}@", 1)
-    argv = ["run", "kv", "--target", target, "--stack", "psycopg2", "--op", "select",
+    argv = [DBSTAND, "run", "kv", "--target", url, "--stack", "psycopg2", "--op", "select",
             "--mode", "threads:2", "--rows", "200", "--revs", "400", "--min-iterations", "3",
             "--max-iterations", "3", "--cluster", f"tcp://{HUB_ADDR}:{SCHEDULER_PORT}",
             "-o", str(out)]
-    # the URL (with its password) reaches the client through its stdin, not its argv
-    script = ("import json, sys\nfrom dbstand.cli.app import main\n"
-              "main(json.loads(sys.stdin.read()))\n")
     started = time.monotonic()
-    run = namespaces.run_in("hub", [sys.executable, "-c", script], input=json.dumps(argv),
-                            capture_output=True, text=True)
+    run = namespaces.run_in("hub", argv, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-1500:] + run.stderr[-1500:]
-    assert server["password"] not in run.stdout + run.stderr + out.read_text()
+    record = json.loads((tmp_path / "state" / "servers" / "postgresql.json").read_text())
+    assert record["password"] not in run.stdout + run.stderr + out.read_text()
     case = next(r for r in map(json.loads, out.read_text().splitlines())
                 if r["type"] == "case")
     assert case["status"] == "ok", case.get("error")
@@ -196,8 +178,16 @@ def test_run_crosses_namespaces(namespaces: Namespaces, tmp_path: Path) -> None:
     assert time.monotonic() - started < 60
 
 
-def test_bind_address_outside_a_namespace_is_refused() -> None:
+
+def test_bind_address_outside_a_namespace_is_refused(cli: Any, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """On the machine's own network only loopback is allowed, in one line."""
+    monkeypatch.setenv("DBSTAND_HOME", str(tmp_path))
+    res = cli("server", "up", "postgresql", "--bind", DB_ADDR)
+    assert res.code != 0
+    assert res.stderr.strip().splitlines() == [
+        f"dbstand: error: bind address {DB_ADDR} refused: only a loopback address, or an "
+        "address owned inside a network namespace (ip netns exec)"]
     for address in (DB_ADDR, "8.8.8.8"):
         with pytest.raises(ServerError, match="refused: only a loopback address"):
             ManagedPostgres(bind=address)

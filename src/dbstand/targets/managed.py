@@ -409,12 +409,12 @@ def all_records() -> list[ServerRecord]:
 def record_for(url: TargetURL) -> ServerRecord | None:
     """The record of the running `dbstand server up` server that `url` points at, if any."""
     url = url.direct()
-    if url.host not in ("127.0.0.1", "localhost"):
-        return None
+    loopback = ("127.0.0.1", "localhost")
     for record in all_records():
         known = parse_target_url(record.url)
-        if (known.kind == url.kind and known.port == url.port and record_alive(record)
-                and url.user in (None, known.user)):
+        same_host = known.host == url.host or (known.host in loopback and url.host in loopback)
+        if (same_host and known.kind == url.kind and known.port == url.port
+                and record_alive(record) and url.user in (None, known.user)):
             return record
     return None
 
