@@ -15,6 +15,7 @@ why, as `make test` runs as root.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -28,6 +29,8 @@ from typing import Any
 import pytest
 
 from dbstand.errors import ServerError
+from dbstand.stacks.build import ensure_built
+from dbstand.stacks.manifest import all_manifests
 from dbstand.targets.postgresql.managed import ManagedPostgres
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -42,6 +45,16 @@ LINKS = [("db", DB_ADDR, "hub", "198.18.0.2"),
          ("w1", WORKER_ADDRS["w1"], "hub", HUB_ADDR),
          ("w2", WORKER_ADDRS["w2"], "hub", "198.18.2.1")]
 GATEWAY = {"db": "198.18.0.2", "w1": HUB_ADDR, "w2": "198.18.2.1"}
+STACK = "javascript-node-http"     # a shipped stack that needs no database for /hello
+#: run inside `db`: the stack on the namespace's address until our pipe closes
+STACK_SCRIPT = f"""
+import sys
+from dbstand.stacks.launcher import running_stack
+from dbstand.stacks.manifest import all_manifests
+with running_stack(all_manifests()[{STACK!r}], bind={DB_ADDR!r}, workers=1) as handle:
+    print(handle.base_url, flush=True)
+    sys.stdin.read()
+"""
 
 def _ip(*args: str) -> None:
     proc = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30)
@@ -96,9 +109,13 @@ class Namespaces:
         return subprocess.run(self.argv(short, argv), env=self.env, timeout=120,
                               **kwargs)  # type: ignore[call-overload]
 
-    def start(self, short: str, argv: list[str]) -> subprocess.Popen:
+    def start(self, short: str, argv: list[str], *, pipes: bool = False) -> subprocess.Popen:
+        """Start `argv` in a namespace; `pipes`: its stdin and stdout are ours (closing
+        its stdin tells it to stop)."""
+        piped = subprocess.PIPE if pipes else subprocess.DEVNULL
         proc = subprocess.Popen(self.argv(short, argv), env=self.env, start_new_session=True,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                stdin=piped, stdout=piped, stderr=subprocess.DEVNULL,
+                                text=True)
         self.procs.append(proc)
         return proc
 
@@ -106,6 +123,12 @@ class Namespaces:
         if self.server_up:  # `server down` stops it by its record (pid, data folder)
             self.run_in("db", [DBSTAND, "server", "down", "postgresql"], capture_output=True)
         for proc in reversed(self.procs):
+            if proc.stdin is not None:  # the stack stops its tree when its stdin closes
+                proc.stdin.close()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(30)
+            if proc.stdout is not None:
+                proc.stdout.close()
             if proc.poll() is None:
                 os.killpg(proc.pid, 15)
                 try:
@@ -175,6 +198,23 @@ def test_run_crosses_namespaces(namespaces: Namespaces, tmp_path: Path) -> None:
         assert workers[name]["source_addresses"] == [addr]
         assert workers[name]["ops"] > 0
     assert sum(w["ops"] for w in workers.values()) == case["cluster"]["total"]["ops"]
+
+    # a server stack beside the database, loaded by the same workers from their namespaces
+    ensure_built(all_manifests()[STACK])  # here, where its package registry is reachable
+    stack = namespaces.start("db", [sys.executable, "-c", STACK_SCRIPT], pipes=True)
+    base_url = stack.stdout.readline().strip()  # type: ignore[union-attr]
+    assert base_url.startswith(f"http://{DB_ADDR}:"), f"the stack did not start: {base_url!r}"
+    load = namespaces.run_in("hub", [DBSTAND, "http", f"{base_url}/hello", "-c", "2", "-n",
+                                     "400", "--cluster", f"tcp://{HUB_ADDR}:{SCHEDULER_PORT}",
+                                     "-o", str(tmp_path / "http.jsonl")],
+                             capture_output=True, text=True)
+    assert load.returncode == 0, load.stdout[-1500:] + load.stderr[-1500:]
+    http = next(r for r in map(json.loads, (tmp_path / "http.jsonl").read_text().splitlines())
+                if r["type"] == "case")
+    per_worker = {w["name"]: w for w in http["cluster"]["per_worker"]}
+    assert set(per_worker) == set(WORKER_ADDRS)
+    assert all(0 < w["successes"] == w["requests"] for w in per_worker.values())
+    assert http["cluster"]["total"]["successes"] == 400
     assert time.monotonic() - started < 60
 
 
