@@ -1,4 +1,5 @@
-"""Where dbstand keeps its own state (managed servers' records)."""
+"""Where dbstand keeps its own files: managed servers' records (state) and the
+server stacks' build cache."""
 
 from __future__ import annotations
 
@@ -6,13 +7,23 @@ import os
 from pathlib import Path
 
 
-def state_dir() -> Path:
-    """`$DBSTAND_HOME`, else `$XDG_STATE_HOME/dbstand`, else `~/.local/state/dbstand`."""
-    home = os.environ.get("DBSTAND_HOME")
-    if home:
-        path = Path(home)
+def _own_dir(variable: str, xdg_variable: str, *fallback: str) -> Path:
+    """`$variable`, else `$xdg_variable/dbstand`, else `~/<fallback>/dbstand`; made."""
+    own = os.environ.get(variable)
+    if own:
+        path = Path(own)
     else:
-        xdg = os.environ.get("XDG_STATE_HOME")
-        path = Path(xdg) / "dbstand" if xdg else Path.home() / ".local" / "state" / "dbstand"
+        xdg = os.environ.get(xdg_variable)
+        path = Path(xdg) / "dbstand" if xdg else Path.home().joinpath(*fallback, "dbstand")
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def state_dir() -> Path:
+    """`$DBSTAND_HOME`, else `$XDG_STATE_HOME/dbstand`, else `~/.local/state/dbstand`."""
+    return _own_dir("DBSTAND_HOME", "XDG_STATE_HOME", ".local", "state")
+
+
+def cache_dir() -> Path:
+    """`$DBSTAND_CACHE`, else `$XDG_CACHE_HOME/dbstand`, else `~/.cache/dbstand`."""
+    return _own_dir("DBSTAND_CACHE", "XDG_CACHE_HOME", ".cache")

@@ -14,8 +14,9 @@ import pytest
 
 from dbstand.errors import OwnershipError
 from dbstand.sql.dialects import dialect_for
-from dbstand.sql.ownership import REGISTRY_MARK, Ownership
+from dbstand.sql.ownership import Ownership
 from dbstand.targets.managed import ServerRecord
+from dbstand.targets.prefix import REGISTRY_MARK
 
 from .helpers import one_error_line, run_tagged
 

@@ -12,7 +12,7 @@ from dbstand.network.rtt import RttPath
 from dbstand.network.toxiproxy import ManagedToxiproxy, ToxiproxyAPI
 from dbstand.probes.locate import server_pid
 from dbstand.targets.managed import ServerRecord, pid_running
-from dbstand.workloads.kv.admin import admin_client
+from dbstand.workloads.admin import admin_client
 
 
 def _pinger(target):  # type: ignore[no-untyped-def]

@@ -6,17 +6,26 @@ import contextlib
 import os
 import sqlite3
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import psutil
 
-from dbstand.network.route import proxy_probe
 from dbstand.probes.cpu import TreeCpu
 from dbstand.probes.locate import server_pid
 from dbstand.probes.statements import SqliteTrace, StatementCounter, open_counter
 from dbstand.targets.kinds import get_kind
 from dbstand.targets.managed import record_for
 from dbstand.targets.url import TargetURL
+
+
+class TierProbe(Protocol):
+    """Another tier dbstand started for the case (the network axis's proxy): measured
+    over the same windows, reported apart from the client and the database."""
+
+    def begin(self) -> None: ...
+    def end(self) -> None: ...
+    def result(self, ops: int) -> dict[str, Any]: ...
 
 
 class CaseProbes:
@@ -28,7 +37,12 @@ class CaseProbes:
     """
 
     def __init__(self, target: TargetURL, prefix: str, *, client_scope: str = "process",
-                 sqlite_conn: Any = None):
+                 sqlite_conn: Any = None,
+                 admin: Callable[[TargetURL, str], Any] | None = None,
+                 proxy: TierProbe | None = None):
+        """`admin(target, prefix)`: the workload's admin connection, for the statement
+        counter (None: statements not counted); `proxy`: the probe of the proxy a
+        routed target goes through (network/route.py's `proxy_probe`), None when direct."""
         self.target = target
         self.notes: list[str] = []
         self.pid, self.pid_source = server_pid(target)
@@ -37,7 +51,7 @@ class CaseProbes:
         self.server = TreeCpu(self.pid) if self.pid else None
         # a routed target's proxy (network axis) is measured apart, not as the client
         proxy_pid = target.route.proxy_pid if target.route is not None else None
-        self.proxy = proxy_probe(target)
+        self.proxy = proxy
         self.client_scope = client_scope
         self.client = TreeCpu(os.getpid(), exclude=[p for p in (self.pid, proxy_pid) if p],
                               self_cpu=client_scope == "process")
@@ -51,10 +65,12 @@ class CaseProbes:
             else:
                 self.statements_source = ("unavailable: SQLite statements are counted on "
                                           "the case's own connection, in sync mode only")
+        elif admin is None:
+            self.statements_source = "unavailable: no admin connection given"
         else:
             try:
                 self.statements = open_counter(target, prefix,
-                                               managed=record_for(target) is not None)
+                                               record_for(target) is not None, admin)
                 self.statements_source = self.statements.source
             except LookupError as exc:
                 self.statements_source = f"unavailable: {exc}"

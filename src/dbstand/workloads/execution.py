@@ -33,12 +33,12 @@ from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, OwnershipError, TargetError
 from dbstand.results.schema import run_footer, run_header
 from dbstand.results.store import ResultsFile, ResultsWriteError, ResultsWriter, read_results
-from dbstand.sql.ownership import DEFAULT_PREFIX
-from dbstand.targets.run_lock import run_locks
+from dbstand.targets.prefix import DEFAULT_PREFIX
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, Workload
 from dbstand.workloads.network_axis import add_network, case_on_path
 from dbstand.workloads.records import case_record, failed_record
+from dbstand.workloads.run_lock import run_locks
 
 
 @dataclass

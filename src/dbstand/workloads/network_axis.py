@@ -59,13 +59,13 @@ def with_paths(cases: list[Case], paths: list[RttPath], param: str = PARAM) -> l
 
 def _open_pinger(target: TargetURL, prefix: str) -> Pinger:
     """The kind's own pinger (`targets/<kind>/ping.py`) if it has one, else its admin
-    connection (workloads/kv/admin.py): SELECT 1 or Tarantool's ping."""
+    connection (workloads/admin.py): SELECT 1 or Tarantool's ping."""
     import importlib
 
     try:
         module = importlib.import_module(f"dbstand.targets.{target.kind}.ping")
     except ModuleNotFoundError:
-        from dbstand.workloads.kv.admin import admin_client
+        from dbstand.workloads.admin import admin_client
 
         pinger: Pinger = admin_client(target, prefix)
         return pinger

@@ -33,16 +33,20 @@ AppRtt = Annotated[str | None, typer.Option(
 
 Output = Annotated[Path | None, typer.Option("--output", "-o",
                    help="Results file (JSON Lines); default results/<time>-<workload>.jsonl")]
-def _check_html(path: Path | None) -> Path | None:
+def _check_path(path: Path, option: str) -> None:
     """A report path that cannot be written is refused before the run, not after."""
-    if path is not None:
-        from dbstand.results.store import check_output_path
+    from dbstand.results.store import check_output_path
 
-        try:
-            check_output_path(path, "--html")
-        except UserError as exc:
-            raise typer.BadParameter(str(exc).removeprefix("--html "),
-                                     param_hint="--html") from None
+    try:
+        check_output_path(path, option)
+    except UserError as exc:
+        raise typer.BadParameter(str(exc).removeprefix(f"{option} "),
+                                 param_hint=option) from None
+
+
+def _check_html(path: Path | None) -> Path | None:
+    if path is not None:
+        _check_path(path, "--html")
     return path
 
 
@@ -67,14 +71,8 @@ def parse_exports(values: list[str] | None) -> list[tuple[str, Path]]:
 
 
 def _check_exports(values: list[str] | None) -> list[str] | None:
-    from dbstand.results.store import check_output_path
-
     for _, path in parse_exports(values):
-        try:
-            check_output_path(path, "--export")
-        except UserError as exc:
-            raise typer.BadParameter(str(exc).removeprefix("--export "),
-                                     param_hint="--export") from None
+        _check_path(path, "--export")
     return values
 
 

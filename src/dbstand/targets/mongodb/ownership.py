@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from dbstand.errors import OwnershipError
-from dbstand.sql.ownership import check_prefix
+from dbstand.targets.prefix import check_prefix, not_our_registry, not_ours
 
 REGISTRY_FIELDS = {"_id", "workload", "created_at"}
 
@@ -39,17 +39,13 @@ class MongoOwnership:
             return
         for doc in self.db[self.registry].find(limit=100):
             if set(doc) != REGISTRY_FIELDS or not isinstance(doc["_id"], str):
-                raise OwnershipError(
-                    f"collection {self.registry} exists but is not dbstand's registry: "
-                    "refusing to touch it (use another --prefix)")
+                raise not_our_registry("collection", self.registry)
 
     def check(self, name: str) -> None:
         """Refuse early (before any run starts) if `name` is someone else's."""
         self._check_registry()
         if self.exists(name) and not self.owns(name):
-            raise OwnershipError(
-                f"collection {name} exists and was not created by dbstand: refusing to "
-                "touch it (rename it, or give dbstand another --prefix)")
+            raise not_ours("collection", name)
 
     def create(self, name: str, workload: str) -> Any:
         """(Re)create collection `name` empty and register it; return the collection."""

@@ -9,8 +9,8 @@ import typer
 from dbstand.console import console, redacted_argv, split_ints, split_list
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
-from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
-from dbstand.stacks.catalog import STACKS
+from dbstand.targets.kinds import get_kind
+from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.batch.api import OPS
 from dbstand.workloads.batch.options import (
@@ -20,19 +20,16 @@ from dbstand.workloads.batch.options import (
     BatchOptions,
 )
 from dbstand.workloads.batch.workload import DEFAULT_ROWS, BatchWorkload, build_cases
+from dbstand.workloads.catalog import STACKS
 from dbstand.workloads.execution import RunRequest, default_output, execute
 from dbstand.workloads.network_axis import db_paths, with_paths
 from dbstand.workloads.run_common import DbRtt, Export, Html, Output, finish, run_targets
-
-#: the stacks run when --stack is not given, per target kind (those installed)
-DEFAULT_STACKS = {"sqlite": ("sqlite3",), "postgresql": ("psycopg2", "psycopg", "asyncpg"),
-                  "mysql": ("pymysql", "mysqlclient")}
 
 
 def default_stacks(targets: list[TargetURL]) -> list[str]:
     stacks: list[str] = []
     for target in targets:
-        for name in DEFAULT_STACKS.get(target.kind, ()):
+        for name in get_kind(target.kind).default_stacks.get("batch", ()):
             spec = STACKS.get(name)
             if spec is not None and spec.installed and name not in stacks:
                 stacks.append(name)

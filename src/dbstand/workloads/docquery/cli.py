@@ -13,8 +13,8 @@ from dbstand.console import console, redacted_argv, split_list
 from dbstand.distributed.cli import ClusterOption
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
-from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.manifest import stacks_for
+from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
 from dbstand.workloads.docquery.options import DocqueryOptions
 from dbstand.workloads.docquery.workload import (
@@ -92,9 +92,11 @@ def run_docquery(
                               max_error_rate=max_error_rate, cluster=cluster)
     options.check()
     stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
+    readable = sorted({k for m in stacks_for(WORKLOAD) for k in m.databases}, reverse=True)
     for url in split_list(target, "--target"):
-        if parse_target_url(url).kind not in ("mongodb", "postgresql"):
-            raise UserError(f"docquery reads mongodb:// or postgresql:// targets, not {url}")
+        if parse_target_url(url).kind not in readable:
+            raise UserError(f"docquery reads {' or '.join(f'{k}://' for k in readable)} "
+                            f"targets, not {url}")
     workload = DocqueryWorkload(options)
     with databases(split_list(target, "--target")) as served:
         pairs = [(url, name) for url, name, _ in served]

@@ -12,10 +12,12 @@ from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.modes.pinning import DEFAULT_PLACEMENT
 from dbstand.modes.spec import ModeSpec, default_sweep, expand_modes, parse_mode
-from dbstand.sql.ownership import DEFAULT_PREFIX
-from dbstand.stacks.catalog import get_stack
+from dbstand.targets.kinds import get_kind
+from dbstand.targets.prefix import DEFAULT_PREFIX
 from dbstand.targets.url import TargetURL
 from dbstand.workloads import Case
+from dbstand.workloads.base import check_choice
+from dbstand.workloads.catalog import get_stack
 from dbstand.workloads.execution import RunRequest, default_output, execute
 from dbstand.workloads.kv.keys import DISTRIBUTIONS
 from dbstand.workloads.kv.options import DEFAULT_ROWS, KvOptions
@@ -35,9 +37,7 @@ def kv_cases(targets: list[TargetURL], stacks: list[str], ops: list[str], modes:
     levels for asyncio stacks, threads for synchronous ones) after the modes asked
     for. A synchronous stack runs no loop: it records the first one named."""
     loops = list(dict.fromkeys([loop] if isinstance(loop, str) else loop)) or ["asyncio"]
-    for name in loops:
-        if name not in LOOPS:
-            raise UserError(f"--loop takes {' and/or '.join(LOOPS)}, not {name!r}")
+    check_choice(loops, LOOPS, "--loop")
     asked = expand_modes(modes)
     cases = []
     skipped: list[str] = []
@@ -173,13 +173,11 @@ def run_kv(
 
 
 def _default_stacks(targets: list[TargetURL]) -> list[str]:
-    defaults = {"sqlite": "sqlite3", "postgresql": "psycopg", "mysql": "pymysql",
-                "tarantool": "tarantool"}
-    stacks = []
+    stacks: list[str] = []
     for t in targets:
-        name = defaults.get(t.kind)
-        if name and name not in stacks:
-            stacks.append(name)
+        for name in get_kind(t.kind).default_stacks.get("kv", ())[:1]:
+            if name not in stacks:
+                stacks.append(name)
     if not stacks:
         raise UserError("no default stack for these targets: name one with --stack")
     return stacks

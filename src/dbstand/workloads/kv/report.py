@@ -129,6 +129,9 @@ def notes(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> list[str
     pins = pinning_line(records)
     if pins:
         lines.append(pins)
+    loaded = load_line(records)
+    if loaded:
+        lines.append(loaded)
     text = baseline_text(records) if any(r["vs_baseline"] is not None for r in rows) else ""
     return lines + ([text] if text else []) + sweep_lines(records) + path_lines(records)
 
@@ -149,7 +152,27 @@ def pinning_line(records: list[dict[str, Any]]) -> str:
     parts = [f"{len(group)} {name} (client CPU {group[0].get('client_cpus')}, server CPU "
              f"{group[0].get('server_cpus') or '-'})" for name, group in placements.items()]
     return (f"CPU pinning: {len(on)} of {len(pins)} case(s) pinned: " + ", ".join(parts)
-            + " (the others: a processes mode, or --no-pin)")
+            + " (the others: a processes mode, no server process here, or --no-pin)")
+
+
+def load_line(records: list[dict[str, Any]]) -> str:
+    """How the tables were filled before the cases (untimed), and how fast."""
+    loads = [r["data_load"] for r in records
+             if r.get("status") == "ok" and isinstance(r.get("data_load"), dict)]
+    if not loads:
+        return ""
+    by_path: dict[str, list[dict[str, Any]]] = {}
+    for load in loads:
+        by_path.setdefault(str(load.get("path")), []).append(load)
+    parts = []
+    for path, group in by_path.items():
+        rates = sorted(float(g.get("rows_per_s") or 0) for g in group)
+        rows = sorted({int(g.get("rows") or 0) for g in group})
+        span = (f"{rates[0]:,.0f}" if rates[0] == rates[-1]
+                else f"{rates[0]:,.0f}-{rates[-1]:,.0f}")
+        parts.append(f"{len(group)} by {path}, {'/'.join(f'{n:,}' for n in rows)} rows "
+                     f"at {span} rows/s")
+    return "tables loaded before each case (untimed): " + "; ".join(parts)
 
 
 def ratio_table(records: list[dict[str, Any]]) -> Table | None:

@@ -21,7 +21,7 @@ from rich.table import Table
 
 from dbstand.console import console
 from dbstand.errors import UserError
-from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
+from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.parking.cli_run import parking_targets
 from dbstand.workloads.parking.functions import BROKEN as BROKEN_SWITCHES

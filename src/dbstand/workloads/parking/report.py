@@ -218,6 +218,10 @@ def _cells(row: dict[str, Any], several_targets: bool) -> list[str]:
 WIDE_ONLY = ("±CI", "DELETE", "log lines")
 
 
+#: the columns that say which case a row is (kept in every part of a folded table)
+ROW_NAMES = ("target", "stack", "logging", "users")
+
+
 def _headers(several_targets: bool) -> list[tuple[str, bool]]:
     return ([("target", False)] if several_targets else []) + [
         ("stack", False), ("logging", False), ("users", True), ("passes/s ↑", True),
@@ -253,7 +257,8 @@ def main_table(records: list[dict[str, Any]]) -> Table:
     headers = _headers(several)
     cells = [_cells(r, several) for r in data]
     study = _study_rows(several)
-    columns = [Column(f"c{i}", name, right, compact=name not in WIDE_ONLY)
+    columns = [Column(f"c{i}", name, right, compact=name not in WIDE_ONLY,
+                      names_row=name in ROW_NAMES)
                for i, (name, right) in enumerate(headers)]
     styles: list[str | None] = [
         ("failed" if row["status"] != "ok" else "unstable" if row["unstable"] else None)
@@ -294,7 +299,8 @@ def logging_table(records: list[dict[str, Any]]) -> Table | None:
             f"study table 4: {label}", "1", "", pct(time_gain),
             pct(round(time_gain / (100 - time_gain) * 100, 1)) + " (derived)", "",
             pct(cpu_gain), pct(round(cpu_gain / (100 - cpu_gain) * 100, 1)) + " (derived)"])
-    columns = [Column(f"l{i}", name, right) for i, (name, right) in enumerate(headers)]
+    columns = [Column(f"l{i}", name, right, names_row=name in ROW_NAMES)
+               for i, (name, right) in enumerate(headers)]
     return Table("the effect of logging (on vs off), both ways", columns,
                  [{f"l{i}": cell for i, cell in enumerate(line)} for line in [*lines, *study]],
                  [None] * len(lines) + ["limit"] * len(study), LOGGING_CAPTION,

@@ -30,10 +30,13 @@ from dbstand.network.route import ProxyProbe, path_record, proxy_probe
 from dbstand.probes.cpu import TreeCpu
 from dbstand.probes.locate import server_pid
 from dbstand.probes.statements import StatementCounter, open_counter
+from dbstand.targets.kinds import get_kind
 from dbstand.targets.managed import record_for
 from dbstand.targets.url import TargetURL
+from dbstand.workloads.admin import admin_client
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.network_axis import APP_PARAM, app_path
+from dbstand.workloads.parking import db
 from dbstand.workloads.parking.options import ParkingOptions
 from dbstand.workloads.parking.suite import (
     CALLS_PER_PASS,
@@ -89,12 +92,7 @@ def build_cases(targets: list[TargetURL], stacks: list[str] | None, logging: lis
         if n < 1:
             raise UserError(f"--users must be at least 1 (got {n})")
     for target in targets:
-        if target.kind not in ("sqlite", "postgresql", "mysql"):
-            raise UserError(f"the parking service runs on SQLite, PostgreSQL or MariaDB/MySQL,"
-                            f" not {target.kind}")
-        if target.is_memory:
-            raise UserError("the parking service runs in its own process: give a SQLite "
-                            "file (sqlite:///path.db), not an in-memory database")
+        db.check_target(target)
     per_target: list[tuple[TargetURL, list[str]]] = []
     for target in targets:
         runs_here = parking_stacks(target.kind)
@@ -117,10 +115,8 @@ def build_cases(targets: list[TargetURL], stacks: list[str] | None, logging: lis
 
 def _check_reachable(target: TargetURL, prefix: str) -> None:
     """Connect once with dbstand's own driver: a clear TargetError before any result."""
-    if target.kind == "sqlite":
+    if get_kind(target.kind).embedded:
         return
-    from dbstand.workloads.kv.admin import admin_client
-
     admin_client(target, prefix).close()
 
 
@@ -172,10 +168,10 @@ class ServiceProbes:
         self.statements_source = ("unavailable: SQLite runs inside the app server, where "
                                   "dbstand cannot count its statements")
         self.server_facts: dict[str, Any] = {}
-        if target.kind != "sqlite":
+        if not get_kind(target.kind).embedded:
             try:
                 self.statements = open_counter(target, prefix,
-                                               managed=record_for(target) is not None)
+                                               record_for(target) is not None, admin_client)
                 self.statements_source = self.statements.source
                 self.server_facts = self.statements.client.server_facts()  # type: ignore[attr-defined]
             except LookupError as exc:
@@ -450,7 +446,7 @@ class ParkingWorkload(Workload):
         from contextlib import closing
 
         from dbstand.console import err_console
-        from dbstand.workloads.parking import db, schema
+        from dbstand.workloads.parking import schema
 
         pending, self._to_drop = list(self._to_drop.values()), {}
         for target, prefix in pending:

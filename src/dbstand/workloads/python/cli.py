@@ -10,8 +10,8 @@ from dbstand.console import console, redacted_argv, split_list
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.modes.spec import expand_modes
-from dbstand.stacks.catalog import get_stack
 from dbstand.workloads.base import Case
+from dbstand.workloads.catalog import get_stack
 from dbstand.workloads.execution import RunRequest, default_output, execute
 from dbstand.workloads.protocols import with_probes
 from dbstand.workloads.python.options import PythonOptions

@@ -12,9 +12,9 @@ from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.modes.spec import ModeSpec, expand_modes
 from dbstand.sql.ownership import DEFAULT_PREFIX
-from dbstand.stacks.catalog import get_stack
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case
+from dbstand.workloads.catalog import get_stack
 from dbstand.workloads.execution import RunRequest, default_output, execute
 from dbstand.workloads.protocols import expand_protocols, with_probes
 from dbstand.workloads.run_common import Export, Html, Output, finish, run_targets

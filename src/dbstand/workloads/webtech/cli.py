@@ -11,8 +11,8 @@ import typer
 from dbstand.console import console, redacted_argv, split_ints, split_list
 from dbstand.distributed.cli import ClusterOption
 from dbstand.engine.config import EngineConfig
-from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.manifest import stacks_for
+from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
 from dbstand.workloads.execution import RunRequest, default_output, execute
 from dbstand.workloads.network_axis import APP_PARAM, app_paths, db_paths, with_paths
