@@ -39,14 +39,14 @@ class KvShareRecipe:
     def destination(self) -> tuple[str, int] | None:
         """The address the connections go to (the proxy's on a routed path); None for
         SQLite (no network)."""
-        from dbstand.targets.kinds import get_kind
+        from dbstand.drivers.endpoint import endpoint
         from dbstand.targets.url import parse_target_url
 
         target = parse_target_url(self.target)
-        if target.host is None:
+        if not target.host:
             return None
-        port = target.port or get_kind(target.kind).default_port
-        return (target.host, port) if port else None
+        where = endpoint(target)
+        return (where.host, where.port) if where.port else None
 
     def build(self) -> Executor:
         """The kv workload's own executor for this share (as on one machine)."""
