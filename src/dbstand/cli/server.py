@@ -22,7 +22,8 @@ from dbstand.targets.managed import (
     save_record,
 )
 
-app = typer.Typer(help="Start, stop and list throwaway database servers on 127.0.0.1.",
+app = typer.Typer(help="Start, stop and list throwaway database servers on 127.0.0.1 "
+                       "(or --bind in a network namespace of yours).",
                   no_args_is_help=True)
 
 def _server_class(kind: str) -> type[ManagedServer]:
@@ -37,6 +38,10 @@ def _server_class(kind: str) -> type[ManagedServer]:
 @app.command("up")
 def up(kind: Annotated[str, typer.Argument(help="postgresql, mysql (MariaDB) or tarantool")],
        port: Annotated[int | None, typer.Option(help="Port (default: a free one)")] = None,
+       bind: Annotated[str, typer.Option(
+           help="Address to listen on: loopback, or an address this process owns inside "
+                "a network namespace of yours (`ip netns exec NS dbstand server up ...`; "
+                "docs/distributed.md)")] = "127.0.0.1",
        ) -> None:
     """Start a throwaway server and print the URL to use (the password stays in
     dbstand's state dir; dbstand finds it for URLs pointing at this server)."""
@@ -48,8 +53,8 @@ def up(kind: Annotated[str, typer.Argument(help="postgresql, mysql (MariaDB) or 
                         f"(`dbstand server down {cls.kind}` first)")
     if existing:  # a stale record (the server died, the machine rebooted): clean it up
         _clear_stale(cls, existing)
-    server = cls(port=port)
-    with console.status(f"starting {cls.kind} on 127.0.0.1:{server.port}..."):
+    server = cls(port=port, bind=bind)
+    with console.status(f"starting {cls.kind} on {server.bind}:{server.port}..."):
         record = server.start()
     try:
         save_record(record)

@@ -1,7 +1,10 @@
 """Managed servers: throwaway database servers on 127.0.0.1 that dbstand starts and stops.
 
 A managed server lives in its own temporary directory, listens on a free loopback
-port and leaves nothing behind when stopped. Used two ways:
+port and leaves nothing behind when stopped. Its bind address is 127.0.0.1 unless the
+caller gives another (`bind_address`): a loopback address, or one the caller owns
+inside a network namespace of its own (tests/network/test_namespaces.py), never an
+address of the machine's own network. Used two ways:
 - as a context manager (tests, a run with a managed target): stopped on exit, on
   error and on Ctrl-C;
 - by `dbstand server up/down/status`: the server outlives the command and its record
@@ -12,6 +15,7 @@ port and leaves nothing behind when stopped. Used two ways:
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import os
 import pwd
@@ -56,15 +60,57 @@ class ServerRecord:
         return parse_target_url(self.url).with_password(self.password or None)
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now."""
+LOOPBACK = "127.0.0.1"
+
+
+def _own_netns() -> bool:
+    """Whether this process runs in a named network namespace (`ip netns add`, listed in
+    /run/netns), not the machine's own network; False when that cannot be told."""
+    try:
+        mine = os.stat("/proc/self/ns/net")
+        named = list(Path("/run/netns").iterdir())
+    except OSError:
+        return False
+    for path in named:
+        with contextlib.suppress(OSError):
+            ns = path.stat()
+            if (ns.st_dev, ns.st_ino) == (mine.st_dev, mine.st_ino):
+                return True
+    return False
+
+
+def bind_address(address: str) -> str:
+    """`address` if a managed server or stack may listen on it: a loopback address, or
+    an address of this process's own interfaces inside a named network namespace (`ip
+    netns add`: traffic then stays in namespaces the caller made); ServerError else."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        raise ServerError(f"bind address {address!r} is not an IP address") from None
+    if ip.is_loopback:
+        return address
+    if not _own_netns():
+        raise ServerError(f"bind address {address} refused: only a loopback address, or an "
+                          "address owned inside a network namespace (ip netns exec)")
+    family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((address, 0))
+        except OSError:
+            raise ServerError(f"bind address {address} refused: no interface of this "
+                              "network namespace has it") from None
+    return address
+
+
+def free_port(host: str = LOOPBACK) -> int:
+    """A TCP port on `host` that is free right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((host, 0))
         return sock.getsockname()[1]
 
 
-def port_in_use(port: int) -> bool:
-    """Whether a server could not listen on 127.0.0.1:port now (as servers bind: with
+def port_in_use(port: int, host: str = LOOPBACK) -> bool:
+    """Whether a server could not listen on host:port now (as servers bind: with
     SO_REUSEADDR, so a port whose last connections linger in TIME_WAIT is free).
 
     A number no TCP port can be is one clear error (every command taking a --port ends
@@ -74,28 +120,30 @@ def port_in_use(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind(("127.0.0.1", port))
+            sock.bind((host, port))
         except OSError:
             return True
         return False
 
 
-def wait_for_port(port: int, timeout_s: float, proc: subprocess.Popen | None = None) -> None:
-    """Wait until something accepts TCP connections on 127.0.0.1:port."""
+def wait_for_port(port: int, timeout_s: float, proc: subprocess.Popen | None = None,
+                  host: str = LOOPBACK) -> None:
+    """Wait until something accepts TCP connections on host:port."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             raise ServerError(f"server exited with code {proc.returncode} before listening")
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.settimeout(0.2)
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
+            if sock.connect_ex((host, port)) == 0:
                 return
         time.sleep(0.05)
-    raise ServerError(f"server did not listen on 127.0.0.1:{port} within {timeout_s:.0f} s")
+    raise ServerError(f"server did not listen on {host}:{port} within {timeout_s:.0f} s")
 
 
-def read_greeting(port: int, timeout_s: float, proc: subprocess.Popen | None = None) -> bytes:
-    """The first bytes a server sends on 127.0.0.1:port, for protocols where it speaks first.
+def read_greeting(port: int, timeout_s: float, proc: subprocess.Popen | None = None,
+                  host: str = LOOPBACK) -> bytes:
+    """The first bytes a server sends on host:port, for protocols where it speaks first.
 
     Stronger than `wait_for_port` (MySQL, Tarantool): the server greets only once it
     serves clients, not merely once it is bound, and a greeting tells our server from
@@ -111,7 +159,7 @@ def read_greeting(port: int, timeout_s: float, proc: subprocess.Popen | None = N
     while time.monotonic() < deadline:
         check_alive()
         try:
-            sock = socket.create_connection(("127.0.0.1", port), timeout=0.5)
+            sock = socket.create_connection((host, port), timeout=0.5)
         except OSError:
             time.sleep(0.05)
             continue
@@ -129,7 +177,7 @@ def read_greeting(port: int, timeout_s: float, proc: subprocess.Popen | None = N
                     break
                 return data
         time.sleep(0.05)
-    raise ServerError(f"server did not answer on 127.0.0.1:{port} within {timeout_s:.0f} s")
+    raise ServerError(f"server did not answer on {host}:{port} within {timeout_s:.0f} s")
 
 
 def pid_alive(pid: int) -> bool:
@@ -396,12 +444,12 @@ def all_records(corrupt: list[CorruptRecord] | None = None) -> list[ServerRecord
 def record_for(url: TargetURL) -> ServerRecord | None:
     """The record of the running `dbstand server up` server that `url` points at, if any."""
     url = url.direct()
-    if url.host not in ("127.0.0.1", "localhost"):
-        return None
+    loopback = ("127.0.0.1", "localhost")
     for record in all_records():
         known = parse_target_url(record.url)
-        if (known.kind == url.kind and known.port == url.port and record_alive(record)
-                and url.user in (None, known.user)):
+        same_host = known.host == url.host or (known.host in loopback and url.host in loopback)
+        if (same_host and known.kind == url.kind and known.port == url.port
+                and record_alive(record) and url.user in (None, known.user)):
             return record
     return None
 
@@ -418,18 +466,21 @@ def password_for(url: TargetURL) -> str | None:
 
 
 class ManagedServer(ABC):
-    """Base of throwaway servers: one temp dir, one free loopback port, clean stop."""
+    """Base of throwaway servers: one temp dir, one free port on the bind address
+    (127.0.0.1 unless given, see `bind_address`), clean stop."""
 
     kind: ClassVar[str]
     #: accounts to run the server as when dbstand runs as root
     service_users: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, port: int | None = None, settings: dict[str, Any] | None = None):
+    def __init__(self, port: int | None = None, settings: dict[str, Any] | None = None,
+                 bind: str = LOOPBACK):
+        self.bind = bind_address(bind)
         if port is not None and not 1 <= port <= 65535:
             raise ServerError(f"--port must be a TCP port from 1 to 65535, not {port}")
-        if port is not None and port_in_use(port):
-            raise ServerError(f"port {port} on 127.0.0.1 is in use")
-        self.port = port or free_port()
+        if port is not None and port_in_use(port, self.bind):
+            raise ServerError(f"port {port} on {self.bind} is in use")
+        self.port = port or free_port(self.bind)
         self.settings = dict(settings or {})
         self.password = secrets.token_urlsafe(18)
         self.base_dir: Path | None = None
@@ -511,6 +562,7 @@ class ManagedServer(ABC):
         server.record = record
         server.base_dir = Path(record.base_dir)
         server.port = record.port
+        server.bind = parse_target_url(record.url).host or LOOPBACK
         server.password = record.password
         server.settings = record.settings
         server.run_as = record.run_as

@@ -28,6 +28,7 @@ from typing import Any
 from dbstand.errors import ServerError
 from dbstand.targets.gobuild import GoProgram, reachable_copy
 from dbstand.targets.managed import (
+    LOOPBACK,
     ManagedServer,
     ServerRecord,
     chown_tree,
@@ -79,6 +80,9 @@ class ManagedFerretDB(ManagedServer):
         backend = str(settings["backend"])
         if backend not in BACKENDS:
             raise ServerError(f"FerretDB backend {backend!r}: use sqlite or postgresql")
+        if self.bind != LOOPBACK:  # ferretdb/main.go listens on 127.0.0.1 only
+            raise ServerError(f"the managed FerretDB listens on {LOOPBACK} only, not "
+                              f"{self.bind}")
         built = ferretdb_binary()
         version = ferretdb_version(built)
         log_path = base_dir / "server.log"

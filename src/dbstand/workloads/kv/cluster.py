@@ -36,6 +36,18 @@ class KvShareRecipe:
     def share(self, mode: ModeSpec) -> KvShareRecipe:
         return replace(self, mode=mode)
 
+    def destination(self) -> tuple[str, int] | None:
+        """The address the connections go to (the proxy's on a routed path); None for
+        SQLite (no network)."""
+        from dbstand.drivers.endpoint import endpoint
+        from dbstand.targets.url import parse_target_url
+
+        target = parse_target_url(self.target)
+        if not target.host:
+            return None
+        where = endpoint(target)
+        return (where.host, where.port) if where.port else None
+
     def build(self) -> Executor:
         """The kv workload's own executor for this share (as on one machine)."""
         from dbstand.engine.executor import SyncExecutor
