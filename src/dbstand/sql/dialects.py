@@ -30,14 +30,30 @@ class Dialect:
     create_registry: tuple[str, ...] = ("CREATE TABLE {t} ({columns})",)
     #: "module:function(cursor) -> dict": version and settings that matter
     facts: str | None = None
+    #: "module:function" of its bulk loader (sql/bulk.py), None: the caller inserts
+    bulk_loader: str | None = None
+    #: the column type of a point in time, and what ends a CREATE TABLE (its engine)
+    timestamp: str = "TIMESTAMP"
+    table_options: str = ""
+    #: integer division between two integer expressions
+    int_div: str = "/"
+    #: an INSERT ... SELECT of `{values}` over the integers 1..{n}, named `{i}`, into
+    #: {t} ({columns}): rows generated inside the server, nothing crosses the wire
+    insert_series: str = ("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 "
+                          "FROM s WHERE i < {n}) INSERT INTO {t} ({columns}) "
+                          "SELECT {values} FROM s")
+    series_name: str = "i"
 
     def server_facts(self, cursor: Any) -> dict[str, Any]:
         """Version and settings that matter, through a DB-API cursor of the target."""
         if self.facts is None:
             return {}
-        module, _, name = self.facts.partition(":")
-        read: Callable[[Any], dict[str, Any]] = getattr(importlib.import_module(module), name)
+        read: Callable[[Any], dict[str, Any]] = _load(self.facts)
         return read(cursor)
+
+    def bulk(self) -> Callable[..., Any] | None:
+        """Its bulk loader (sql/bulk.py's signature), None when it has none."""
+        return None if self.bulk_loader is None else _load(self.bulk_loader)
 
     def select(self, table: str) -> str:
         return f"SELECT id, name FROM {table} WHERE id = ?"
@@ -57,6 +73,12 @@ class Dialect:
         return getattr(self, op)(table)
 
 
+def _load(path: str) -> Any:
+    """The attribute a "module:attr" path names (imported only when used)."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 SQLITE = Dialect(
     kind="sqlite",
     create_kv="CREATE TABLE {t} (id INTEGER PRIMARY KEY, name TEXT NOT NULL)",
@@ -73,6 +95,7 @@ SQLITE = Dialect(
     # SQLite keeps a comment inside the parentheses
     create_registry=("CREATE TABLE {t} (/* {mark} */ {columns})",),
     facts="dbstand.sql.dialects:sqlite_facts",
+    bulk_loader="dbstand.sql.bulk:load_sqlite",
 )
 
 POSTGRESQL = Dialect(
@@ -94,6 +117,8 @@ POSTGRESQL = Dialect(
                 "WHERE n.nspname = current_schema() AND c.relname = ?"),
     create_registry=("CREATE TABLE {t} ({columns})", "COMMENT ON TABLE {t} IS '{mark}'"),
     facts="dbstand.targets.postgresql.managed:server_facts",
+    bulk_loader="dbstand.sql.bulk:load_postgresql",
+    insert_series="INSERT INTO {t} ({columns}) SELECT {values} FROM generate_series(1, {n}) i",
 )
 
 MYSQL = Dialect(
@@ -112,6 +137,11 @@ MYSQL = Dialect(
                 "WHERE table_schema = DATABASE() AND table_name = ?"),
     create_registry=("CREATE TABLE {t} ({columns}) COMMENT = '{mark}'",),
     facts="dbstand.targets.mysql.managed:server_facts",
+    bulk_loader="dbstand.sql.bulk:load_mysql",
+    timestamp="DATETIME", table_options=" ENGINE=InnoDB", int_div="DIV",
+    # MariaDB's Sequence engine
+    insert_series="INSERT INTO {t} ({columns}) SELECT {values} FROM seq_1_to_{n}",
+    series_name="seq",
 )
 
 DIALECTS = {d.kind: d for d in (SQLITE, POSTGRESQL, MYSQL)}
