@@ -12,7 +12,6 @@ from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.modes.pinning import DEFAULT_PLACEMENT
 from dbstand.modes.spec import ModeSpec, default_sweep, expand_modes, parse_mode
-from dbstand.targets.kinds import get_kind
 from dbstand.targets.prefix import DEFAULT_PREFIX
 from dbstand.targets.url import TargetURL
 from dbstand.workloads import Case
@@ -24,7 +23,15 @@ from dbstand.workloads.kv.options import DEFAULT_ROWS, KvOptions
 from dbstand.workloads.kv.workload import OPS, KvWorkload
 from dbstand.workloads.network_axis import db_paths, with_paths
 from dbstand.workloads.protocols import expand_protocols, with_probes
-from dbstand.workloads.run_common import DbRtt, Export, Html, Output, finish, run_targets
+from dbstand.workloads.run_common import (
+    DbRtt,
+    Export,
+    Html,
+    Output,
+    default_stacks,
+    finish,
+    run_targets,
+)
 
 LOOPS = ("asyncio", "uvloop")
 
@@ -160,7 +167,7 @@ def run_kv(
     ops = split_list(op, "--op")
     modes = split_list(mode, "--mode")
     with run_targets(target) as targets:
-        stacks = split_list(stack, "--stack") or _default_stacks(targets)
+        stacks = split_list(stack, "--stack") or default_stacks(targets, "kv")
         cases = kv_cases(targets, stacks, ops, modes, revs, options, sweep,
                          split_list(loop, "--loop"))
         cases = with_probes(expand_protocols(cases, split_list(protocol, "--protocol")),
@@ -170,14 +177,3 @@ def run_kv(
                                      output or default_output("kv"), redacted_argv()),
                           console)
     finish(results, html, export)
-
-
-def _default_stacks(targets: list[TargetURL]) -> list[str]:
-    stacks: list[str] = []
-    for t in targets:
-        for name in get_kind(t.kind).default_stacks.get("kv", ())[:1]:
-            if name not in stacks:
-                stacks.append(name)
-    if not stacks:
-        raise UserError("no default stack for these targets: name one with --stack")
-    return stacks
