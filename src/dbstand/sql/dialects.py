@@ -20,6 +20,11 @@ class Dialect:
     replace: str
     table_exists: str
     forms: dict[str, str] = field(default_factory=dict)
+    #: the native upsert and replace clauses, for code that builds them (SQLAlchemy):
+    #: "on_conflict" (INSERT ... ON CONFLICT DO UPDATE), "on_duplicate_key",
+    #: "or_replace" (INSERT OR REPLACE), "replace_into" (REPLACE INTO)
+    upsert_clause: str = "on_conflict"
+    replace_clause: str = "on_conflict"
     after_fill: str | None = None  # e.g. move a sequence past the explicit ids
     max_params: int = 999
     #: statistics gathered after a table is loaded (None: none to gather)
@@ -88,6 +93,7 @@ SQLITE = Dialect(
     table_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
     forms={"upsert": "INSERT ... ON CONFLICT (id) DO UPDATE",
            "replace": "INSERT OR REPLACE"},
+    replace_clause="or_replace",
     # SQLite's ANALYZE writes sqlite_stat1, a table dbstand does not own, into the
     # user's file, and a rowid lookup uses no statistics: none gathered
     analyze=None,
@@ -131,6 +137,7 @@ MYSQL = Dialect(
     table_exists=("SELECT 1 FROM information_schema.tables "
                   "WHERE table_schema = DATABASE() AND table_name = ?"),
     forms={"upsert": "INSERT ... ON DUPLICATE KEY UPDATE", "replace": "REPLACE INTO"},
+    upsert_clause="on_duplicate_key", replace_clause="replace_into",
     max_params=30000,
     analyze="ANALYZE TABLE {t}",
     mark_query=("SELECT table_comment FROM information_schema.tables "
