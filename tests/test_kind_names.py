@@ -22,8 +22,6 @@ KIND_NAMES = frozenset(n for k in all_kinds().values() for n in (k.name, *k.sche
 #: uses; a file not listed may have none.
 KNOWN: dict[str, int] = {
     "workloads/docquery/data.py": 4,
-    "workloads/parking/schema.py": 2,
-    "workloads/parking/values.py": 2,
 }
 
 
