@@ -1,13 +1,13 @@
 """A database kind is one folder (targets/<kind>/): outside targets/ no code compares a
 value with a kind's name or uses one as a key; it asks the kind's descriptor
-(targets/kinds.py: embedded, paramstyle, default_stacks, run_lock, statements, ...).
+(targets/kinds.py: embedded, paramstyle, default_stacks, run_lock, statements, ...)
+or the SQL dialect it speaks (sql/dialects.py: forms, types, bulk loader, clauses).
 The server stacks' own code (stacks/<language>/<name>/) is outside the package's rules.
 """
 
 from __future__ import annotations
 
 import ast
-from collections import Counter
 from pathlib import Path
 
 from dbstand.targets.kinds import all_kinds
@@ -16,18 +16,6 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "dbstand"
 
 #: names that mean a kind: each kind's name and URL schemes
 KIND_NAMES = frozenset(n for k in all_kinds().values() for n in (k.name, *k.schemes))
-
-#: what is left to move into targets/<kind>/ (issue 27): SQL forms per dialect that
-#: still branch on the dialect's name (its name is its kind's). A file may only lose
-#: uses; a file not listed may have none.
-KNOWN: dict[str, int] = {
-    "workloads/docquery/data.py": 4,
-    "workloads/kv/adapters/sqlalchemy_async.py": 3,
-    "workloads/kv/adapters/sqlalchemy_core.py": 5,
-    "workloads/kv/adapters/sqlalchemy_orm.py": 1,
-    "workloads/parking/schema.py": 2,
-    "workloads/parking/values.py": 2,
-}
 
 
 def _names_kind(node: ast.AST) -> bool:
@@ -77,17 +65,9 @@ def _uses_by_file() -> dict[str, list[int]]:
 
 def test_no_kind_name_outside_targets() -> None:
     found = _uses_by_file()
-    grown = {f: lines for f, lines in found.items() if len(lines) > KNOWN.get(f, 0)}
-    assert not grown, "kind names compared or used as keys outside targets/ (ask the " \
-        "kind's descriptor instead):\n" + "\n".join(
-            f"  {f}: lines {lines}" for f, lines in grown.items())
-
-
-def test_known_list_shrinks_with_the_code() -> None:
-    """A file that lost its uses must leave KNOWN (so the list stays the truth)."""
-    found = Counter({f: len(lines) for f, lines in _uses_by_file().items()})
-    stale = {f: (n, found[f]) for f, n in KNOWN.items() if found[f] < n}
-    assert not stale, f"lower KNOWN to what is left (known, found): {stale}"
+    assert not found, "kind names compared or used as keys outside targets/ (ask the " \
+        "kind's descriptor or the SQL dialect instead):\n" + "\n".join(
+            f"  {f}: lines {lines}" for f, lines in found.items())
 
 
 def test_the_check_finds_each_form() -> None:

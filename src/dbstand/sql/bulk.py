@@ -1,6 +1,7 @@
 """Bulk loading of the tables dbstand prepares (untimed data, at the database's speed).
 
-One loader per kind, each the fastest path that kind offers a client: PostgreSQL's
+One loader per SQL dialect (its `bulk_loader` in sql/dialects.py), each the fastest
+path that database offers a client: PostgreSQL's
 `COPY ... FROM STDIN` (psycopg 3, rows encoded by its C implementation), MariaDB's
 `LOAD DATA LOCAL INFILE` (PyMySQL, from a temporary tab-separated file), SQLite's
 `executemany` in one transaction (on the caller's connection: an in-memory database
@@ -96,9 +97,13 @@ def _text(chunk: list[Sequence[Any]], columns: int) -> str:
 
 
 def load_postgresql(target: TargetURL, table: str, columns: Sequence[str],
-                    rows: Iterable[Sequence[Any]], *, total: int | None = None,
-                    progress: Progress | None = None) -> Loaded:
-    """COPY FROM STDIN in one transaction on a connection of its own, then ANALYZE."""
+                    rows: Iterable[Sequence[Any]], *, connection: Any = None,
+                    total: int | None = None,
+                    progress: Progress | None = None) -> Loaded | None:
+    """COPY FROM STDIN in one transaction on a connection of its own, then ANALYZE;
+    None without psycopg 3 on this machine."""
+    if not _has("psycopg"):
+        return None
     from dbstand.drivers.psycopg import connect
 
     start = time.perf_counter()
@@ -112,15 +117,18 @@ def load_postgresql(target: TargetURL, table: str, columns: Sequence[str],
                 done += len(chunk)
                 if progress:
                     progress(done, total)
-        analyze(conn.cursor(), "postgresql", table)
+        analyze(conn.cursor(), target.kind, table)
     return Loaded(table, done, time.perf_counter() - start, "COPY FROM STDIN (psycopg)")
 
 
 def load_mysql(target: TargetURL, table: str, columns: Sequence[str],
-               rows: Iterable[Sequence[Any]], *, total: int | None = None,
-               progress: Progress | None = None) -> Loaded | None:
+               rows: Iterable[Sequence[Any]], *, connection: Any = None,
+               total: int | None = None, progress: Progress | None = None) -> Loaded | None:
     """LOAD DATA LOCAL INFILE from a temporary file (PyMySQL), then ANALYZE TABLE; None
-    (no row read) when the server refuses local files (local_infile off)."""
+    (no row read) without PyMySQL or when the server refuses local files (local_infile
+    off)."""
+    if not _has("pymysql"):
+        return None
     from dbstand.drivers.pymysql import connect
 
     start = time.perf_counter()
@@ -144,7 +152,7 @@ def load_mysql(target: TargetURL, table: str, columns: Sequence[str],
                         "ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' "
                         f"({', '.join(columns)})", (path,))
             conn.commit()
-            analyze(cur, "mysql", table)
+            analyze(cur, target.kind, table)
     finally:
         conn.close()
         if path:
@@ -153,9 +161,14 @@ def load_mysql(target: TargetURL, table: str, columns: Sequence[str],
     return Loaded(table, done, time.perf_counter() - start, "LOAD DATA LOCAL INFILE (PyMySQL)")
 
 
-def load_sqlite(conn: Any, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]],
-                *, total: int | None = None, progress: Progress | None = None) -> Loaded:
-    """executemany in one transaction on the caller's sqlite3 connection, then ANALYZE."""
+def load_sqlite(target: TargetURL, table: str, columns: Sequence[str],
+                rows: Iterable[Sequence[Any]], *, connection: Any = None,
+                total: int | None = None, progress: Progress | None = None) -> Loaded | None:
+    """executemany in one transaction on the caller's sqlite3 `connection` (an in-memory
+    database exists only there), then ANALYZE; None without that connection."""
+    if connection is None:
+        return None
+    conn = connection
     start = time.perf_counter()
     done = 0
     marks = ", ".join("?" * len(columns))
@@ -172,7 +185,7 @@ def load_sqlite(conn: Any, table: str, columns: Sequence[str], rows: Iterable[Se
     except BaseException:
         cur.execute("ROLLBACK")
         raise
-    analyze(cur, "sqlite", table)
+    analyze(cur, target.kind, table)
     return Loaded(table, done, time.perf_counter() - start, "executemany in one transaction")
 
 
@@ -183,15 +196,13 @@ def _has(module: str) -> bool:
 def load(target: TargetURL, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]],
          *, connection: Any = None, total: int | None = None,
          progress: Progress | None = None) -> Loaded | None:
-    """Load `rows` into `table` by the kind's bulk path, or None when this machine lacks
-    that path's driver (the caller then inserts its own way). SQLite needs the caller's
-    sqlite3 `connection`; the server kinds open their own."""
-    if target.kind == "sqlite":
-        if connection is None:
-            return None
-        return load_sqlite(connection, table, columns, rows, total=total, progress=progress)
-    if target.kind == "postgresql" and _has("psycopg"):
-        return load_postgresql(target, table, columns, rows, total=total, progress=progress)
-    if target.kind == "mysql" and _has("pymysql"):
-        return load_mysql(target, table, columns, rows, total=total, progress=progress)
-    return None
+    """Load `rows` into `table` by the bulk path of the target's dialect, or None when
+    it has none or this machine lacks that path's driver (the caller then inserts its
+    own way). An embedded kind (SQLite) loads on the caller's `connection`; the server
+    kinds open their own and ignore it."""
+    loader = dialect_for(target.kind).bulk() if target.dialect else None
+    if loader is None:
+        return None
+    loaded: Loaded | None = loader(target, table, columns, rows, connection=connection,
+                                   total=total, progress=progress)
+    return loaded

@@ -31,7 +31,9 @@ from dbstand.studies.base import (
 )
 from dbstand.studies.verdict import combine, judge
 
-STACKS = ("tarantool", "asynctnt")
+#: the stand-ins for the seed's connectors (stack names, each named after its driver):
+#: the pure-Python one and the C-level one
+PURE_STACK, C_LEVEL_STACK = STACKS = ("tarantool", "asynctnt")
 SYNC_MODES = ["sync", "threads:16"]
 ASYNC_MODES = ["asyncio:1", "asyncio:25", "processes:2xasyncio:25"]
 LOOPS = ["asyncio", "uvloop"]
@@ -320,10 +322,10 @@ class KvStudy(Study):
                  if isinstance(s, Mapping)}
         loops = {str(s.get("loop", "")) for s in sides if isinstance(s, Mapping)}
         parts = []
-        if any(s.startswith("asynctnt") for s in stacks):
+        if any(s.startswith(C_LEVEL_STACK) for s in stacks):
             parts.append(stand["c_extension"] if "asyncio:1" in modes else
                          "asynctnt (Cython, asyncio) for the seed's connectors under coroutines")
-        if any(s.startswith("tarantool") for s in stacks):
+        if any(s.startswith(PURE_STACK) for s in stacks):
             parts.append(stand["pure"])
         if any(m.startswith("threads") for m in modes):
             parts.append(stand["threads"])

@@ -146,3 +146,18 @@ def run_targets(text: str | None) -> Iterator[list[TargetURL]]:
     from dbstand.targets.url import parse_target_url
 
     yield [parse_target_url(t) for t in split_list(text or DEFAULT_TARGET, "--target")]
+
+
+def default_stacks(targets: list[TargetURL], workload: str) -> list[str]:
+    """The stacks a run of `workload` uses when --stack is not given: each target
+    kind's own (its descriptor's `default_stacks`), in order, once each."""
+    from dbstand.targets.kinds import get_kind
+
+    stacks: list[str] = []
+    for target in targets:
+        for name in get_kind(target.kind).default_stacks.get(workload, ()):
+            if name not in stacks:
+                stacks.append(name)
+    if not stacks:
+        raise UserError("no default stack for these targets: name one with --stack")
+    return stacks

@@ -11,5 +11,6 @@ KIND = TargetKind(
     speaks_first=True, greeting="dbstand.targets.greeting:is_mysql",
     run_lock="dbstand.targets.mysql.lock:hold",
     paramstyle="format",
-    default_stacks={"kv": ("pymysql",), "batch": ("pymysql", "mysqlclient")},
+    default_stacks={"kv": ("pymysql",), "batch": ("pymysql", "mysqlclient"),
+                    "python": ("pymysql",), "script": ("pymysql",)},
 )

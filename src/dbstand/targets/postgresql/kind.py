@@ -11,5 +11,6 @@ KIND = TargetKind(
     statements="pg_stat_statements",
     run_lock="dbstand.targets.postgresql.lock:hold",
     paramstyle="format",
-    default_stacks={"kv": ("psycopg",), "batch": ("psycopg2", "psycopg", "asyncpg")},
+    default_stacks={"kv": ("psycopg",), "batch": ("psycopg2", "psycopg", "asyncpg"),
+                    "python": ("psycopg",), "script": ("psycopg", "pgbench")},
 )

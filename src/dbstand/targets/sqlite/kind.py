@@ -7,5 +7,6 @@ KIND = TargetKind(
     admin_stacks=("sqlite3",),
     run_lock="dbstand.targets.sqlite.lock:hold",
     paramstyle="qmark",
-    default_stacks={"kv": ("sqlite3",), "batch": ("sqlite3",)},
+    default_stacks={"kv": ("sqlite3",), "batch": ("sqlite3",),
+                    "python": ("sqlite3",), "script": ("sqlite3",)},
 )

@@ -12,7 +12,6 @@ from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.modes.pinning import DEFAULT_PLACEMENT
 from dbstand.modes.spec import ModeSpec, default_sweep, expand_modes, parse_mode
-from dbstand.targets.kinds import get_kind
 from dbstand.targets.prefix import DEFAULT_PREFIX
 from dbstand.targets.url import TargetURL
 from dbstand.workloads import Case
@@ -29,6 +28,7 @@ from dbstand.workloads.run_common import (
     Export,
     Html,
     Output,
+    default_stacks,
     finish,
     results_path,
     run_targets,
@@ -168,7 +168,7 @@ def run_kv(
     ops = split_list(op, "--op")
     modes = split_list(mode, "--mode")
     with run_targets(target) as targets:
-        stacks = split_list(stack, "--stack") or _default_stacks(targets)
+        stacks = split_list(stack, "--stack") or default_stacks(targets, "kv")
         cases = kv_cases(targets, stacks, ops, modes, revs, options, sweep,
                          split_list(loop, "--loop"))
         cases = with_probes(expand_protocols(cases, split_list(protocol, "--protocol")),
@@ -179,14 +179,3 @@ def run_kv(
                                      redacted_argv()),
                           console)
     finish(results, html, export)
-
-
-def _default_stacks(targets: list[TargetURL]) -> list[str]:
-    stacks: list[str] = []
-    for t in targets:
-        for name in get_kind(t.kind).default_stacks.get("kv", ())[:1]:
-            if name not in stacks:
-                stacks.append(name)
-    if not stacks:
-        raise UserError("no default stack for these targets: name one with --stack")
-    return stacks

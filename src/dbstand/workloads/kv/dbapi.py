@@ -92,8 +92,7 @@ class DbApiKvClient(ConnKvClient):
              progress: bulk.Progress | None = None) -> bulk.Loaded:
         """The kind's bulk path (sql/bulk.py) when this machine has its driver, else
         multi-row INSERTs in one transaction through this client's own driver."""
-        own = self.conn if self.target.kind == "sqlite" else None
-        loaded = bulk.load(self.target, self.table, KV_COLUMNS, rows, connection=own,
+        loaded = bulk.load(self.target, self.table, KV_COLUMNS, rows, connection=self.conn,
                            progress=progress)
         if loaded is None:
             loaded = self._insert_rows(rows, analyze=True)

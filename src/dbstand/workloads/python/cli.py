@@ -15,9 +15,15 @@ from dbstand.workloads.catalog import get_stack
 from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.protocols import with_probes
 from dbstand.workloads.python.options import PythonOptions
-from dbstand.workloads.run_common import Export, Html, Output, finish, results_path, run_targets
-
-DEFAULT_STACKS = {"postgresql": "psycopg", "mysql": "pymysql", "sqlite": "sqlite3"}
+from dbstand.workloads.run_common import (
+    Export,
+    Html,
+    Output,
+    default_stacks,
+    finish,
+    results_path,
+    run_targets,
+)
 
 
 def run_python(
@@ -65,10 +71,7 @@ def run_python(
     workload = PythonWorkload(options)
     asked = expand_modes(split_list(mode, "--mode"))
     with run_targets(target) as targets:
-        names = split_list(stack, "--stack") or list(dict.fromkeys(
-            DEFAULT_STACKS[t.kind] for t in targets if t.kind in DEFAULT_STACKS))
-        if not names:
-            raise UserError("no default stack for these targets: name one with --stack")
+        names = split_list(stack, "--stack") or default_stacks(targets, "python")
         cases = []
         for t in targets:
             for name in names:

@@ -10,6 +10,8 @@ history's deltas (`balance_check`).
 
 from __future__ import annotations
 
+from dbstand.sql.dialects import Dialect
+
 _DRAW = """\\set aid random(1, 100000 * :scale)
 \\set bid random(1, 1 * :scale)
 \\set tid random(1, 10 * :scale)
@@ -49,11 +51,9 @@ CHECKED = {"tpcb-like": ("pgbench_accounts", "pgbench_tellers", "pgbench_branche
            "simple-update": ("pgbench_accounts",)}
 
 
-def ddl(table: str, kind: str) -> str:
-    """CREATE TABLE for `table` on a database `kind` (primary keys with the table:
-    no kind here loads faster without them at these sizes)."""
-    ts = "DATETIME" if kind == "mysql" else "TIMESTAMP"
-    engine = " ENGINE=InnoDB" if kind == "mysql" else ""
+def ddl(table: str, dialect: Dialect) -> str:
+    """CREATE TABLE for `table` in a SQL `dialect` (primary keys with the table: no
+    database here loads faster without them at these sizes)."""
     cols = {
         "pgbench_branches": "bid INTEGER NOT NULL PRIMARY KEY, bbalance INTEGER, "
                             "filler CHAR(88)",
@@ -62,28 +62,22 @@ def ddl(table: str, kind: str) -> str:
         "pgbench_accounts": "aid INTEGER NOT NULL PRIMARY KEY, bid INTEGER, "
                             "abalance INTEGER, filler CHAR(84)",
         "pgbench_history": f"tid INTEGER, bid INTEGER, aid INTEGER, delta INTEGER, "
-                           f"mtime {ts}, filler CHAR(22)",
+                           f"mtime {dialect.timestamp}, filler CHAR(22)",
     }[table]
-    return f"CREATE TABLE {table} ({cols}){engine}"
+    return f"CREATE TABLE {table} ({cols}){dialect.table_options}"
 
 
-def fill_sql(table: str, scale: int, kind: str) -> str | None:
+def fill_sql(table: str, scale: int, dialect: Dialect) -> str | None:
     """One INSERT ... SELECT generating `table`'s rows inside the server (what pgbench's
     `-I G` does): nothing crosses the wire, so the load runs at the database's own
     speed. None for the history, which starts empty."""
     per_branch = TABLES[table]
     if not per_branch:
         return None
-    n = per_branch * scale
     col = {"pgbench_branches": "bid, bbalance", "pgbench_tellers": "tid, bid, tbalance",
            "pgbench_accounts": "aid, bid, abalance"}[table]
-    i = "seq" if kind == "mysql" else "i"
-    div = "DIV" if kind == "mysql" else "/"  # integer division on each
+    i = dialect.series_name
     values = f"{i}, 0" if table == "pgbench_branches" else \
-        f"{i}, ({i} - 1) {div} {per_branch} + 1, 0"
-    if kind == "postgresql":
-        return f"INSERT INTO {table} ({col}) SELECT {values} FROM generate_series(1, {n}) i"
-    if kind == "mysql":  # MariaDB's Sequence engine
-        return f"INSERT INTO {table} ({col}) SELECT {values} FROM seq_1_to_{n}"
-    return (f"WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < {n}) "
-            f"INSERT INTO {table} ({col}) SELECT {values} FROM s")
+        f"{i}, ({i} - 1) {dialect.int_div} {per_branch} + 1, 0"
+    return dialect.insert_series.format(t=table, columns=col, values=values,
+                                        n=per_branch * scale)

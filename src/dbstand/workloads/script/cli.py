@@ -17,12 +17,16 @@ from dbstand.workloads.base import Case
 from dbstand.workloads.catalog import get_stack
 from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.protocols import expand_protocols, with_probes
-from dbstand.workloads.run_common import Export, Html, Output, finish, results_path, run_targets
+from dbstand.workloads.run_common import (
+    Export,
+    Html,
+    Output,
+    default_stacks,
+    finish,
+    results_path,
+    run_targets,
+)
 from dbstand.workloads.script.options import ScriptOptions
-
-#: stacks run when --stack is not given, per target kind
-DEFAULT_STACKS = {"postgresql": ("psycopg", "pgbench"), "mysql": ("pymysql",),
-                  "sqlite": ("sqlite3",)}
 
 
 def parse_defines(items: list[str]) -> tuple[tuple[str, int | float | str], ...]:
@@ -146,7 +150,7 @@ def run_script(
     workload = ScriptWorkload(options)  # a bad script fails here, before any results
     op = "+".join(file)
     with run_targets(target) as targets:
-        stacks = split_list(stack, "--stack") or _default_stacks(targets)
+        stacks = split_list(stack, "--stack") or default_stacks(targets, "script")
         cases = script_cases(targets, stacks, split_list(mode, "--mode"), op, options,
                              loop, revs)
         cases = with_probes(expand_protocols(cases, split_list(protocol, "--protocol")),
@@ -156,14 +160,3 @@ def run_script(
                                      redacted_argv()),
                           console)
     finish(results, html, export)
-
-
-def _default_stacks(targets: list[TargetURL]) -> list[str]:
-    stacks: list[str] = []
-    for t in targets:
-        for name in DEFAULT_STACKS.get(t.kind, ()):
-            if name not in stacks:
-                stacks.append(name)
-    if not stacks:
-        raise UserError("no default stack for these targets: name one with --stack")
-    return stacks

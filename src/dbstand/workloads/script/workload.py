@@ -26,6 +26,7 @@ from dbstand.modes.spec import ModeSpec, parse_mode
 from dbstand.network.route import proxy_probe
 from dbstand.probes.case import CaseProbes
 from dbstand.probes.locate import server_pid
+from dbstand.sql.bulk import analyze
 from dbstand.sql.dialects import dialect_for
 from dbstand.sql.ownership import Ownership
 from dbstand.targets.kinds import get_kind
@@ -156,7 +157,7 @@ class ScriptWorkload(Workload):
     def _check_tables(self, admin: SyncSession, target: TargetURL) -> None:
         owner = self._ownership(admin, target)
         if self.options.init:
-            if target.kind not in ("postgresql", "mysql", "sqlite"):
+            if target.dialect is None:
                 raise UserError(f"--init makes pgbench's tables on SQL databases, not "
                                 f"{target.kind}")
             for table in TABLES:
@@ -170,7 +171,7 @@ class ScriptWorkload(Workload):
                                 "them)")
 
     def _ownership(self, admin: SyncSession, target: TargetURL) -> Ownership:
-        return Ownership(admin.conn.cursor(), dialect_for(_sql_kind(target)),
+        return Ownership(admin.conn.cursor(), dialect_for(target.kind),
                          admin.style, self.options.prefix)
 
     # --- tables -------------------------------------------------------------------
@@ -183,15 +184,15 @@ class ScriptWorkload(Workload):
         if self.options.init:
             scale = scale or 1
             owner = self._ownership(admin, target)
-            kind = _sql_kind(target)
+            dialect = dialect_for(target.kind)
             cur = admin.conn.cursor()
             for table in TABLES:
-                owner.create(table, ddl(table, kind), "script", verbatim=True)
-                fill = fill_sql(table, scale, kind)
+                owner.create(table, ddl(table, dialect), "script", verbatim=True)
+                fill = fill_sql(table, scale, dialect)
                 if fill:
                     cur.execute(fill)
-            if kind == "postgresql":
-                cur.execute("ANALYZE " + ", ".join(TABLES))
+            for table in TABLES:  # as after any load (sql/bulk.py): the dialect's form
+                analyze(cur, target.kind, table)
             self._made[key] = target
         elif scale is None:
             exists = self._ownership(admin, target).exists("pgbench_branches")
@@ -341,11 +342,6 @@ class ScriptWorkload(Workload):
                 admin.close()
 
 
-def _sql_kind(target: TargetURL) -> str:
-    """The SQL the target speaks (postgresql, mysql, sqlite)."""
-    return get_kind(target.kind).dialect or target.kind
-
-
 def _is_pgbench(spec: StackSpec) -> bool:
     """The limit row (on any of its protocols): pgbench runs the scripts itself."""
     return spec.name.split("[")[0] == "pgbench"
@@ -383,7 +379,7 @@ def _server_facts(admin: SyncSession, target: TargetURL) -> dict[str, Any]:
 
     cur = admin.conn.cursor()
     try:
-        return server_facts(_sql_kind(target), cur)
+        return server_facts(target.kind, cur)
     finally:
         cur.close()
 

@@ -35,8 +35,8 @@ def ensure_world(target: TargetURL, prefix: str, seed: int = 1) -> None:
                                 "randomnumber INTEGER NOT NULL)", WORKLOAD)
         rnd = random.Random(seed)
         rows = [(i, rnd.randint(1, ROWS)) for i in range(1, ROWS + 1)]
-        own = client.conn if target.kind == "sqlite" else None
-        if bulk.load(target, table, ("id", "randomnumber"), rows, connection=own) is None:
+        if bulk.load(target, table, ("id", "randomnumber"), rows,
+                     connection=client.conn) is None:
             insert = client.sql(f"INSERT INTO {table} (id, randomnumber) VALUES (?, ?)")
             cur.execute("BEGIN")
             cur.executemany(insert, rows)
