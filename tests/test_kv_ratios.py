@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from dbstand.engine.stats import find_bimodal
-from dbstand.modes.pinning import DEFAULT_PLACEMENT, cpus_for, pinned
+from dbstand.modes.pinning import ALONE, DEFAULT_PLACEMENT, cpus_for, pinned
 from dbstand.targets.managed import ServerRecord
 from dbstand.workloads.kv.table import BaselineSpec, Point, judge_sweep
 
@@ -236,3 +236,8 @@ def test_one_placement_table_for_every_role() -> None:
     assert apart and not set(apart) & set(cpus_for("client", "separate") or [])
     with pytest.raises(ValueError):
         cpus_for("generator")
+    # no server process here (embedded, remote): nothing to place, the client stays free
+    before = os.sched_getaffinity(0)
+    with pinned(None, True) as alone:
+        assert os.sched_getaffinity(0) == before
+    assert alone.record() == {"enabled": False, "reason": ALONE}

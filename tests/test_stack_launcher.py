@@ -4,6 +4,7 @@ real sockets, no fakes."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import textwrap
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 from dbstand.errors import ServerError, UserError
 from dbstand.stacks.build import ensure_built
 from dbstand.stacks.launcher import running_stack
-from dbstand.stacks.manifest import ManifestError, all_manifests, parse_manifest
+from dbstand.stacks.manifest import STACKS_ROOT, ManifestError, all_manifests, parse_manifest
 
 #: a server in Python's standard library that forks a child, as prefork servers do
 SERVER = textwrap.dedent("""
@@ -121,10 +122,10 @@ def test_a_port_in_use_is_refused(tmp_path: Path) -> None:
 
 
 def test_builds_are_cached_by_the_sources_shared_folders_included(tmp_path: Path) -> None:
-    common = tmp_path / "python" / "common"
+    common = tmp_path / "python" / "_shared" / "lib"
     common.mkdir(parents=True)
     (common / "lib.txt").write_text("v1")
-    manifest = parse_manifest(make_stack(tmp_path, shared='shared = ["../common"]')
+    manifest = parse_manifest(make_stack(tmp_path, shared='shared = ["../_shared/lib"]')
                               / "stack.toml")
     first = ensure_built(manifest)
     assert ensure_built(manifest) == first  # cached
@@ -132,3 +133,54 @@ def test_builds_are_cached_by_the_sources_shared_folders_included(tmp_path: Path
     second = ensure_built(parse_manifest(manifest.folder / "stack.toml"))
     assert second != first and (second / "built.txt").exists()
     assert not [p for p in os.listdir(first.parent) if p.startswith(".")]  # no staging left
+
+
+#: a stack that runs another stack's application under another runtime, backend or
+#: front server (docs/stack-manifest.md, "Sharing code between stacks"): the only
+#: stack folders a stack may list in `shared`
+SAME_APPLICATION = {"pypy-raw": "python-raw", "pypy-sqlalchemy": "python-sqlalchemy",
+                    "cpp-parking-soci-orm-odbc": "cpp-parking-soci-orm",
+                    "java-apache-tomcat-ajp": "java-tomcat-servlet"}
+
+
+#: a path from a stack's folder into a shared folder, as its files write it
+SHARED_REF = re.compile(r"(?<![\w.])((?:\.\./)+_shared/[\w-]+)")
+
+
+def test_stacks_share_code_one_way() -> None:
+    """Shared code lives in `<language>/_shared/<name>/` (or `_shared/<name>/` across
+    languages), is listed in `shared` by every stack that reads it (its cache key), and
+    no folder beside the stacks is anything else."""
+    manifests = all_manifests()
+    stacks = {m.folder.resolve(): m.name for m in manifests.values()}
+    used: set[Path] = set()
+    for m in manifests.values():
+        shared = [(m.folder / s).resolve() for s in m.shared]
+        for folder in shared:
+            assert folder.is_dir(), (m.name, folder)
+            if folder in stacks:
+                assert SAME_APPLICATION.get(m.name) == stacks[folder], (m.name, folder)
+            else:
+                assert folder.parent.name == "_shared", (m.name, folder)
+                used.add(folder)
+        for command in (m.build, m.start):
+            program = command.resolved(m.folder)[0] if command else ""
+            if program.startswith(str(STACKS_ROOT)) and "/_shared/" in program:
+                assert any(Path(program).resolve().is_relative_to(f) for f in shared), \
+                    (m.name, program)
+        # a shared folder a stack's own files name (sourced, on PYTHONPATH, included)
+        # is in its `shared` too: else a change there would not rebuild it
+        for path in m.folder.rglob("*"):
+            if path.is_file() and path.suffix not in (".pyc", ".jar", ".class"):
+                for ref in SHARED_REF.findall(path.read_text(errors="replace")):
+                    assert (m.folder / ref).resolve() in shared, (m.name, path.name, ref)
+    shared_folders = {p.resolve() for p in STACKS_ROOT.glob("*/_shared/*")} | \
+        {p.resolve() for p in STACKS_ROOT.glob("_shared/*")}
+    assert shared_folders == used  # every shared folder is used, by declaration
+    for language in STACKS_ROOT.iterdir():
+        if not language.is_dir() or language.name.startswith(("_", ".")):
+            continue
+        for folder in language.iterdir():
+            if folder.is_dir() and folder.name != "_shared" and \
+                    folder.name != "__pycache__":
+                assert (folder / "stack.toml").exists(), folder

@@ -39,20 +39,20 @@ def test_silent_mysql_port_is_one_quick_line(workload: str, silent_port: int,
     assert orphans(tag) == []
 
 
-@pytest.mark.parametrize(("module", "builder"), [
-    ("dbstand.workloads.parking.service.sqlalchemy_orm", "engine_url"),
-    ("dbstand.workloads.parking.service.peewee_orm", "database"),
+@pytest.mark.parametrize(("stack", "builder"), [
+    ("python-sqlalchemy", "engine_url"),
+    ("python-peewee", "database"),
 ])
 def test_parking_orm_connections_do_not_hang_on_a_silent_port(
-        module: str, builder: str, silent_port: int, monkeypatch: pytest.MonkeyPatch) -> None:
+        stack: str, builder: str, silent_port: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The parking service's ORMs build their own PyMySQL connections (through
-    targets/mysql/managed.py's connect_args, which reads the greeting first and gives
+    drivers/mysql_args.py's connect_args, which reads the greeting first and gives
     PyMySQL its read limit): the service fails at start in one line instead of
     hanging its first request."""
-    import importlib
+    from dbstand.workloads.parking.implementations import load_module
 
     monkeypatch.setenv("DBSTAND_CONNECT_TIMEOUT", "2")
-    build = getattr(importlib.import_module(module), builder)
+    build = getattr(load_module(stack), builder)
     target = parse_target_url(f"mysql://u:pw@127.0.0.1:{silent_port}/db")
     started = time.monotonic()
     with pytest.raises(TargetError, match="sent no MySQL greeting within 2 s"):

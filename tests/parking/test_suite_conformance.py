@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from dbstand.stacks.manifest import stacks_for
+from dbstand.stacks.manifest import get_manifest, stacks_for
 from dbstand.targets.url import parse_target_url
 from dbstand.workloads.parking.app import PARKING_STACKS, running_service
-from dbstand.workloads.parking.service import IMPLEMENTATIONS
+from dbstand.workloads.parking.implementations import IMPLEMENTATIONS, load_module
 from dbstand.workloads.parking.suite import (
     CALLS_PER_PASS,
     PROFILE,
@@ -77,7 +76,10 @@ def test_a_pass_makes_exactly_the_profiles_calls(raw_service: ParkingClient) -> 
 def test_every_python_implementation_has_its_module() -> None:
     assert set(PARKING_STACKS) <= set(IMPLEMENTATIONS)
     for stack in PARKING_STACKS:
-        assert importlib.util.find_spec(IMPLEMENTATIONS[stack].partition(":")[0]), stack
+        manifest = get_manifest(stack, "parking")
+        file, cls = IMPLEMENTATIONS[stack]
+        assert (manifest.folder / file).is_file(), stack  # the code is in its stack's folder
+        assert isinstance(getattr(load_module(stack), cls), type), stack
 
 
 @pytest.mark.parametrize(("stack", "kind"), MANIFEST_CASES)

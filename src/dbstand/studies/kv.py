@@ -14,24 +14,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dbstand.network.rtt import DIRECT, path_of
 from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
 from dbstand.studies.base import (
-    CANNOT,
-    DIFFERS,
     REPRODUCED,
     Estimate,
     Judged,
     Outcome,
     Study,
     StudyOptions,
-    divide,
-    finite,
     ok,
+    ratio,
     started,
+    throughput,
 )
+from dbstand.studies.verdict import combine, judge
 
-STACKS = ("tarantool", "asynctnt")
+#: the stand-ins for the seed's connectors (stack names, each named after its driver):
+#: the pure-Python one and the C-level one
+PURE_STACK, C_LEVEL_STACK = STACKS = ("tarantool", "asynctnt")
 SYNC_MODES = ["sync", "threads:16"]
 ASYNC_MODES = ["asyncio:1", "asyncio:25", "processes:2xasyncio:25"]
 LOOPS = ["asyncio", "uvloop"]
@@ -45,6 +47,9 @@ FULL = {"ops": ["select", "insert", "update", "upsert", "replace", "delete"], "r
         "pause_s": 1.0, "max_iterations": 60, "max_time_s": 120.0,
         "asyncio_sweep": [2, 5, 10, 50, 100], "threads_sweep": [1, 2, 4, 8, 32]}
 BASELINE = "tarantool[binary]@sync"
+#: the RTTs select runs again at (plus the proxy alone), and the coroutine mode it runs in
+RTTS = "0.2ms,1ms"
+RTT_ASYNC = "asyncio:25"
 ROWS = 10_000
 
 
@@ -68,7 +73,7 @@ def find(records: list[dict[str, Any]], selector: Mapping[str, Any],
          op: str) -> dict[str, Any] | None:
     """The measured case a claim's side names: stack label, mode, loop (asyncio modes:
     the default loop unless named), op."""
-    for r in ok(records):
+    for r in loopback(ok(records)):
         if r.get("op") != op or _label(r) != selector["stack"] or \
                 r.get("mode") != selector["mode"]:
             continue
@@ -77,6 +82,12 @@ def find(records: list[dict[str, Any]], selector: Mapping[str, Any],
             continue
         return r
     return None
+
+
+def loopback(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The cases on the direct path: the claims are judged there (the RTT runs are
+    shown beside them, docs/network.md)."""
+    return [r for r in records if (r.get("params") or {}).get("db_rtt") in (None, DIRECT)]
 
 
 def pins_of(records: list[dict[str, Any]]) -> str:
@@ -90,8 +101,7 @@ def pins_of(records: list[dict[str, Any]]) -> str:
 def estimate(record: dict[str, Any]) -> Estimate:
     from dbstand.workloads.kv.table import bimodal_of
 
-    return Estimate(float(record["ops_per_s"]), finite(record.get("ci95_pct")),
-                    bool(record.get("unstable")) or bimodal_of(record) is not None)
+    return throughput(record, shaky=bimodal_of(record) is not None)
 
 
 class KvStudy(Study):
@@ -110,13 +120,16 @@ class KvStudy(Study):
                 f"{p['max_iterations']} iterations, warm-up until two iterations agree); "
                 "CPU placement: every case, sync and concurrent alike, by the one "
                 "placement table (client and Tarantool on one CPU; docs/placement.md; "
-                "`--pin-cpus separate`: one each, `--no-pin`: none pinned).")
+                "`--pin-cpus separate`: one each, `--no-pin`: none pinned); select again, sync and "
+                f"{RTT_ASYNC}, through a managed Toxiproxy at RTT 0 (the proxy alone), "
+                f"{RTTS.replace(',', ' and ')} (docs/network.md).")
 
     def cases(self, target: Any, quick: bool) -> list[Any]:
         """The matrix through `run kv`'s own functions: the main grid, then the sweeps
         (binary protocol: the seed swept once per runtime) and the loop comparison."""
         from dbstand.workloads.kv.cli import kv_cases
         from dbstand.workloads.kv.options import KvOptions
+        from dbstand.workloads.network_axis import db_paths, with_paths
         from dbstand.workloads.protocols import expand_protocols, with_probes
 
         p = plan(quick)
@@ -138,6 +151,11 @@ class KvStudy(Study):
                     ["asyncio"], ["binary"])
         out += grid(["tarantool"], [f"threads:{n}" for n in p["threads_sweep"]], ["select"],
                     ["asyncio"], ["binary"])
+        # the seed states no RTT: select again, blocking and with coroutines, at each of
+        # RTTS (and through the proxy alone), the database that far away
+        out += with_paths(grid(["tarantool"], ["sync"], ["select"], ["asyncio"], ["binary"])
+                          + grid(["asynctnt"], [RTT_ASYNC], ["select"], ["asyncio"],
+                                 ["binary"]), db_paths(RTTS, [target]))
         return out
 
     def run(self, options: StudyOptions) -> ResultsFile:
@@ -181,11 +199,48 @@ class KvStudy(Study):
             Column("what", "setting"), Column("seed", "seed"), Column("here", "this run")],
             [{"what": a, "seed": b, "here": c} for a, b, c in rows], anchor="settings")
         stand = self.data["stand_ins"]
-        return [f"The seed published no figures to set beside the measured ones "
-                f"({self.data['source']['published']}), so its claims are checked below as "
-                "ratios within this run.", table,
-                "Stand-ins: " + "; ".join(f"{k.replace('_', ' ')}: {v}"
-                                          for k, v in stand.items()) + "."]
+        rtt = self._rtt_table(records)
+        blocks: list[Block] = [
+            f"The seed published no figures to set beside the measured ones "
+            f"({self.data['source']['published']}), so its claims are checked below as "
+            "ratios within this run (on the direct path).", table]
+        if rtt is not None:
+            blocks.append(rtt)
+        blocks.append("Stand-ins: " + "; ".join(f"{k.replace('_', ' ')}: {v}"
+                                                for k, v in stand.items()) + ".")
+        return blocks
+
+    def _rtt_table(self, records: list[dict[str, Any]]) -> Table | None:
+        """select on each network path: blocking and coroutines, ops/s and their ratio
+        (the coroutines' gain grows with the RTT a blocking client waits out)."""
+        from dbstand.workloads.kv.table import case_label
+
+        paths = [r for r in ok(records) if r.get("op") == "select"
+                 and (r.get("params") or {}).get("db_rtt") is not None]
+        if not paths:
+            return None
+        by = {(str(r["params"]["db_rtt"]), r.get("mode")): r for r in paths}
+        labels = sorted({label for label, _ in by}, key=lambda x: path_of(x).rtt_us or -1)
+        rows = []
+        for label in labels:
+            sync, coro = by.get((label, "sync")), by.get((label, RTT_ASYNC))
+            net = (coro or sync or {}).get("network") or {}
+            rtt = net.get("measured_rtt_ms")
+            gain = ratio(throughput(coro), throughput(sync)) if sync and coro else None
+            rows.append({
+                "path": path_of(label).title,
+                "rtt": "-" if rtt is None else f"{rtt:.3f}",
+                "sync": f"{sync['ops_per_s']:,.0f}" if sync else "-",
+                "coro": f"{coro['ops_per_s']:,.0f}" if coro else "-",
+                "ratio": "-" if gain is None else gain.text()})
+        names = {m: case_label(r) for (_, m), r in by.items()}
+        return Table("select on each network path: ops/s (↑ higher is better) of "
+                     f"{names.get('sync', 'sync')} and {names.get(RTT_ASYNC, RTT_ASYNC)}, and "
+                     "their ratio (the coroutines' gain)", [
+                         Column("path", "path"), Column("rtt", "RTT measured ms", True),
+                         Column("sync", "sync ops/s", True),
+                         Column("coro", f"{RTT_ASYNC} ops/s", True),
+                         Column("ratio", "coroutines / sync", True)], rows, anchor="rtt")
 
     def _settings(self, records: list[dict[str, Any]]) -> dict[str, str]:
         done = ok(records)
@@ -221,37 +276,61 @@ class KvStudy(Study):
         for op in ops:
             top, bottom = find(records, claim["top"], op), find(records, claim["bottom"], op)
             if top and bottom:
-                out.append((op, divide(estimate(top), estimate(bottom))))
+                out.append((op, ratio(estimate(top), estimate(bottom))))
         return out
 
     def check_sweep(self, records: list[dict[str, Any]], claim: Mapping[str, Any]) -> Outcome:
-        from dbstand.workloads.kv.table import sweeps
-
+        """"Level L is the best": L's throughput over every other level's, each ratio's
+        whole interval above 1 (an ordering with L first); a plateau holding L is
+        inconclusive, a level beyond L's interval contradicts it."""
         want = claim["sweep"]
-        level = int(claim["level"])
-        for sw in sweeps(records):
-            if (sw["stack"], sw["family"], sw["op"]) != (want["stack"], want["family"],
-                                                          want["op"]):
+        level, family = int(claim["level"]), str(want["family"])
+        points: dict[int, dict[str, Any]] = {}
+        for r in loopback(ok(records)):
+            mode = str(r.get("mode", ""))
+            if r.get("op") != want["op"] or _label(r) != want["stack"] or \
+                    not mode.startswith(family) or not mode[len(family):].isdigit():
                 continue
-            if sw["loop"] not in ("", want.get("loop", "asyncio")):
+            if _loop(r) and _loop(r) != want.get("loop", "asyncio"):
                 continue
-            curve = ", ".join(f"{p.level}: {p.ops:,.0f}" + ("?" if p.shaky else "")
-                              for p in sw["points"])
-            measured = f"{sw['verdict']} ({curve} ops/s; ? unstable)"
-            if sw["optimum"] is None and sw["plateau"] is None:
-                return Judged(CANNOT, measured, "every point of the sweep is unstable: no "
-                              "optimum can be named on this machine now")
-            if sw["optimum"] is not None:
-                best = int(sw["optimum"].rsplit(":", 1)[1])
-                verdict = REPRODUCED if best == level else DIFFERS
-                return Judged(verdict, measured, f"the optimum is {best}, beyond its "
-                              f"neighbours' intervals; the seed found {level}")
-            lo, hi = (int(x) for x in sw["plateau"].rsplit(":", 1)[1].split("-"))
-            verdict = REPRODUCED if lo <= level <= hi else DIFFERS
-            return Judged(verdict, measured, f"no single optimum: a plateau from {lo} to "
-                          f"{hi}, which {'holds' if verdict == REPRODUCED else 'misses'} "
-                          f"the seed's {level}")
-        return "the sweep did not run (or every point failed)"
+            points.setdefault(int(mode[len(family):]), r)
+        if level not in points or len(points) < 2:
+            return f"the sweep did not run at {family}{level} and another level"
+        mine = throughput(points[level])
+        judged = []
+        for n, r in sorted(points.items()):
+            if n != level:
+                rr = ratio(mine, throughput(r))
+                judged.append((n, rr, *judge(rr, {"expect": "greater", "than": 1.0})))
+        curve = ", ".join(f"{n}: {p['ops_per_s']:,.0f}" for n, p in sorted(points.items()))
+        measured = f"{curve} ops/s; {family}{level} over " + ", ".join(
+            f"{n}: {rr.text()}" for n, rr, _, _ in judged)
+        verdict = combine([v for *_, v, _ in judged])
+        if verdict == REPRODUCED:
+            reason = f"{level} beyond every other level's interval"
+        else:
+            reason = "; ".join(f"over {n}: {v} ({why})" for n, _, v, why in judged
+                               if v != REPRODUCED)
+        return Judged(verdict, measured, reason)
+
+    def stand_in(self, claim: Mapping[str, Any]) -> str:
+        stand = self.data["stand_ins"]
+        sides = [claim.get("top"), claim.get("bottom"), claim.get("sweep")]
+        stacks = {str(s["stack"]) for s in sides if isinstance(s, Mapping)}
+        modes = {str(s.get("mode", s.get("family", ""))) for s in sides
+                 if isinstance(s, Mapping)}
+        loops = {str(s.get("loop", "")) for s in sides if isinstance(s, Mapping)}
+        parts = []
+        if any(s.startswith(C_LEVEL_STACK) for s in stacks):
+            parts.append(stand["c_extension"] if "asyncio:1" in modes else
+                         "asynctnt (Cython, asyncio) for the seed's connectors under coroutines")
+        if any(s.startswith(PURE_STACK) for s in stacks):
+            parts.append(stand["pure"])
+        if any(m.startswith("threads") for m in modes):
+            parts.append(stand["threads"])
+        if "uvloop" in loops:
+            parts.append(stand["runtimes"])
+        return "; ".join(parts)
 
 
 STUDY = KvStudy

@@ -89,10 +89,15 @@ class LoadPlan:
         return self.load == STEADY
 
 
-def check_load(load: str) -> str:
-    """`--load`'s value, or one clear error."""
+def check_load(load: str, repeats: int = 2, max_error_rate: float = 0.0) -> str:
+    """The load settings every served workload's options share (`--load`, `--repeats`,
+    `--max-error-rate`): `load` back, or one clear error."""
     if load not in LOADS:
         raise UserError(f"--load takes {' or '.join(LOADS)}, not {load!r}")
+    if not 2 <= repeats <= 100:
+        raise UserError("--repeats must be from 2 to 100 (a 95% interval needs two runs)")
+    if not 0 <= max_error_rate < 1:
+        raise UserError("--max-error-rate must be from 0 to 1")
     return load
 
 
@@ -115,6 +120,35 @@ def plan_for(config: EngineConfig, load: str, **shape: Any) -> LoadPlan:
     return LoadPlan(load=check_load(load), repeats=config.min_iterations,
                     max_repeats=config.max_iterations, max_time_s=config.max_time_s,
                     target_ci_pct=config.target_ci_pct, stop_rule=config.stop_rule, **shape)
+
+
+def open_loop_shape(best: float | None, duration_s: float) -> dict[str, Any]:
+    """An open-loop case's load shape for `plan_for`: half the closed-loop maximum
+    (`best`) measured for the same stack and test earlier in the run."""
+    if not best:
+        raise CaseFailed("no closed-loop figure to set the open-loop rate from")
+    return {"rate": round(best / 2, 1), "duration_s": duration_s}
+
+
+class LoadCluster:
+    """A served workload's `--cluster`: the session opened at its preflight (each worker
+    then runs a share of every load) and closed with the workload."""
+
+    def __init__(self, spec: str | None):
+        self.spec = spec
+        self.session: ClusterSession | None = None
+
+    def open(self) -> None:
+        if self.spec and self.session is None:
+            from dbstand.distributed.session import open_cluster
+            from dbstand.distributed.spec import parse_cluster
+
+            self.session = open_cluster(parse_cluster(self.spec))
+
+    def close(self) -> None:
+        if self.session is not None:
+            session, self.session = self.session, None
+            session.close()
 
 
 def _one_run(url: str, plan: LoadPlan, cluster: ClusterSession | None = None,

@@ -2,8 +2,8 @@
 (parameters and default error statuses), parameter and version checks, lock-conflict
 retries, and the deliberate faults used to show the suite failing.
 
-What a function reads, locks and writes is each implementation's own code
-(service/raw.py, service/sqlalchemy_orm.py, service/peewee_orm.py): this module only
+What a function reads, locks and writes is each implementation's own code, in its
+stack's folder (implementations.py says where): this module only
 hands it a parsed `Call` and takes back an answer.
 """
 
@@ -72,7 +72,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in (
 #: first two are honoured by each implementation's create_reservation, the last two
 #: misspell refusals here (the reason as the status, a code on a lone status)
 BROKEN = frozenset({"skip-price-check", "no-idempotent-replay", "reason-in-status",
-                    "stray-status-code"})
+                    "stray-status-code", "cancelled-before-paid"})
 
 
 def _misspelled(answer: Answer, broken: frozenset[str]) -> Answer:

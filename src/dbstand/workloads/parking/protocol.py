@@ -138,5 +138,18 @@ def payment_terms(call: Call) -> tuple[Decimal, Decimal, str]:
     return price, from_balance, trans
 
 
+def check_payable(call: Call, paid: bool, cancelled: bool) -> None:
+    """pay_reservation's checks on a found payment, in the spec's order: already paid
+    (even if cancelled after): success, no change; else cancelled: bad_transaction.
+    The study's own suite pays, cancels, then pays again and expects success (the
+    `cancelled-before-paid` broken switch keeps the old, wrong order for tests)."""
+    if cancelled and "cancelled-before-paid" in call.broken:
+        raise Reply("bad_transaction")
+    if paid:
+        raise Reply("success")
+    if cancelled:
+        raise Reply("bad_transaction")
+
+
 def parse_positive_int(text: str) -> int | None:
     return int(text) if _DIGITS.match(text) and int(text) > 0 else None

@@ -23,15 +23,21 @@ from typing import Any
 from dbstand.engine import Benchmark, CaseMeasurement, EngineConfig, run_benchmark
 from dbstand.engine.executor import Executor, SyncExecutor
 from dbstand.engine.histogram import LatencyHistogram
+from dbstand.engine.stats import summarize
 from dbstand.errors import CaseFailed, UserError
 from dbstand.modes.executors import ThreadExecutor
 from dbstand.modes.pinning import placed
+from dbstand.network.route import ProxyProbe, path_record, proxy_probe
 from dbstand.probes.cpu import TreeCpu
 from dbstand.probes.locate import server_pid
 from dbstand.probes.statements import StatementCounter, open_counter
+from dbstand.targets.kinds import get_kind
 from dbstand.targets.managed import record_for
 from dbstand.targets.url import TargetURL
+from dbstand.workloads.admin import admin_client
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.network_axis import APP_PARAM, app_path
+from dbstand.workloads.parking import db
 from dbstand.workloads.parking.options import ParkingOptions
 from dbstand.workloads.parking.suite import (
     CALLS_PER_PASS,
@@ -87,12 +93,7 @@ def build_cases(targets: list[TargetURL], stacks: list[str] | None, logging: lis
         if n < 1:
             raise UserError(f"--users must be at least 1 (got {n})")
     for target in targets:
-        if target.kind not in ("sqlite", "postgresql", "mysql"):
-            raise UserError(f"the parking service runs on SQLite, PostgreSQL or MariaDB/MySQL,"
-                            f" not {target.kind}")
-        if target.is_memory:
-            raise UserError("the parking service runs in its own process: give a SQLite "
-                            "file (sqlite:///path.db), not an in-memory database")
+        db.check_target(target)
     per_target: list[tuple[TargetURL, list[str]]] = []
     for target in targets:
         runs_here = parking_stacks(target.kind)
@@ -115,10 +116,8 @@ def build_cases(targets: list[TargetURL], stacks: list[str] | None, logging: lis
 
 def _check_reachable(target: TargetURL, prefix: str) -> None:
     """Connect once with dbstand's own driver: a clear TargetError before any result."""
-    if target.kind == "sqlite":
+    if get_kind(target.kind).embedded:
         return
-    from dbstand.workloads.kv.admin import admin_client
-
     admin_client(target, prefix).close()
 
 
@@ -129,29 +128,57 @@ def uncounted_kinds(counter: StatementCounter) -> dict[str, str]:
     return dict(counter.uncounted)
 
 
+def window_ci(samples: list[float]) -> float | None:
+    """The 95% CI half-width, % of the mean, of per-window figures (None: < 2 windows
+    or a zero mean, where no interval exists)."""
+    if len(samples) < 2 or sum(samples) <= 0:
+        return None
+    return round(summarize(samples).ci95_pct, 2)
+
+
+def batch_shares(batch_ns: list[dict[str, int]], names: list[str]) -> dict[str, list[float]]:
+    """Each function's share (%) of every batch's time, one value per batch."""
+    shares: dict[str, list[float]] = {name: [] for name in names}
+    for spent in batch_ns:
+        total = sum(spent.values())
+        if total > 0:
+            for name in names:
+                shares[name].append(100.0 * spent.get(name, 0) / total)
+    return shares
+
+
 class ServiceProbes:
     """CPU of the app server, the database server and this client, statements by kind
     and log growth, summed over the counted batches (the engine's Probe protocol)."""
 
-    def __init__(self, service: Any, target: TargetURL, prefix: str):
+    def __init__(self, service: Any, target: TargetURL, prefix: str,
+                 app_proxy: ProxyProbe | None = None):
         self.service = service
+        #: the --app-rtt proxy between the suite's clients and the service
+        self.app_proxy = app_proxy
         self.db_pid, self.db_pid_source = server_pid(target)
         self.app = TreeCpu(service.pid)
         self.db = TreeCpu(self.db_pid) if self.db_pid else None
-        self.client = TreeCpu(os.getpid(), exclude=[p for p in (service.pid, self.db_pid) if p])
+        # on a --db-rtt path the proxy (dbstand's child) is measured apart from the client
+        self.proxy = proxy_probe(target)
+        proxy_pid = target.route.proxy_pid if target.route is not None else None
+        app_proxy_pid = app_proxy.tree.pid if app_proxy is not None else None
+        self.client = TreeCpu(os.getpid(), exclude=[
+            p for p in (service.pid, self.db_pid, proxy_pid, app_proxy_pid) if p])
         self.statements: StatementCounter | None = None
         self.statements_source = ("unavailable: SQLite runs inside the app server, where "
                                   "dbstand cannot count its statements")
         self.server_facts: dict[str, Any] = {}
-        if target.kind != "sqlite":
+        if not get_kind(target.kind).embedded:
             try:
                 self.statements = open_counter(target, prefix,
-                                               managed=record_for(target) is not None)
+                                               record_for(target) is not None, admin_client)
                 self.statements_source = self.statements.source
                 self.server_facts = self.statements.client.server_facts()  # type: ignore[attr-defined]
             except LookupError as exc:
                 self.statements_source = f"unavailable: {exc}"
         self.log_bytes = self.log_lines = 0
+        self.log_windows: list[int] = []   # each window's log growth, bytes
         self._log0 = (0, 0)
         self.windows = 0
 
@@ -159,16 +186,17 @@ class ServiceProbes:
         if self.statements is not None:
             self.statements.begin()
         self._log0 = self.service.log_size()
-        for tree in (self.db, self.app, self.client):
+        for tree in (self.db, self.proxy, self.app_proxy, self.app, self.client):
             if tree is not None:
                 tree.begin()
 
     def end(self) -> None:
-        for tree in (self.client, self.app, self.db):
+        for tree in (self.client, self.app, self.app_proxy, self.proxy, self.db):
             if tree is not None:
                 tree.end()
         size, lines = self.service.log_size()
         self.log_bytes += size - self._log0[0]
+        self.log_windows.append(size - self._log0[0])
         self.log_lines += lines - self._log0[1]
         if self.statements is not None:
             self.statements.end()
@@ -194,12 +222,18 @@ class ServiceProbes:
             "client_cpu_ms_per_pass": ms(self.client),
             "log_bytes_per_pass": round(self.log_bytes / passes, 1),
             "log_lines_per_pass": round(self.log_lines / passes, 2),
+            # the 95% CI of each per-pass mean over the counted windows (equal batches)
+            "app_cpu_ci95_pct": window_ci(self.app.windows),
+            "db_cpu_ci95_pct": window_ci(self.db.windows if self.db else []),
+            "log_bytes_ci95_pct": window_ci([float(b) for b in self.log_windows]),
             "statements_per_pass": None, "statements_source": self.statements_source,
             "db_pid_source": self.db_pid_source if self.db is not None else
             ("SQLite runs inside the app server: its CPU is app CPU"
              if self.db_pid is None and "embedded" in self.db_pid_source
              else self.db_pid_source),
         }
+        if self.proxy is not None:  # per pass: the network axis's `network` object
+            out["proxy"] = self.proxy.result(passes)
         if self.statements is not None:
             per_pass: dict[str, float | None] = dict(self.statements.per_op(passes))
             total: dict[str, int | None] = dict(self.statements.total())
@@ -222,10 +256,15 @@ class ServiceProbes:
 class PassBenchmark:
     """Iteration = `passes` suite passes per user; re-seed before each, untimed."""
 
-    def __init__(self, service: Any, users: int, passes: int, warmup: int):
+    def __init__(self, service: Any, users: int, passes: int, warmup: int,
+                 base_url: str | None = None):
         self.service, self.users, self.passes, self.warmup = service, users, passes, warmup
-        self.clients = [ParkingClient(service.base_url) for _ in range(users)]
+        # base_url: the service through a --app-rtt proxy, else the service itself
+        self.clients = [ParkingClient(base_url or service.base_url) for _ in range(users)]
         self.functions: dict[str, LatencyHistogram] = {f: LatencyHistogram() for f in PROFILE}
+        #: each counted batch's time per function (ns, summed over its calls): the
+        #: shares of a pass's time get an interval from their spread over batches
+        self.batch_ns: list[dict[str, int]] = []
         self.before: dict[str, Any] = {}
 
     def _op(self, client: ParkingClient, rng: random.Random, _arg: object) -> None:
@@ -254,24 +293,35 @@ class PassBenchmark:
         if wrong:  # a lost update on places or balances, or a stray write
             raise CaseFailed("totals after a batch are not what its passes imply: " + ", ".join(
                 f"{k} expected {exp} got {got}" for k, (exp, got) in wrong.items()))
+        spent: dict[str, int] = {}
         for client in self.clients:
             taken = client.take_latencies()
             if i >= self.warmup:  # warm-up batches are not counted
                 for function, values in taken.items():
                     self.functions.setdefault(function, LatencyHistogram()).record_many(values)
+                    spent[function] = spent.get(function, 0) + sum(values)
+        if i >= self.warmup:
+            self.batch_ns.append(spent)
 
     def benchmark(self) -> Benchmark:
         return Benchmark("parking pass", lambda _arg: None, self.make_args,
                          self.after_iteration)
 
     def function_latencies(self) -> dict[str, dict[str, Any]]:
+        """Per function: calls, latency summary and histogram, and its share of the
+        batches' time (mean over the counted batches, with its 95% CI in % of it)."""
+        shares = batch_shares(self.batch_ns, list(self.functions))
         out = {}
         for function, hist in self.functions.items():
             summary = hist.summary_us()
             if summary is not None:
+                share = shares.get(function) or []
                 out[function] = {"calls": hist.count, **{f"{k}_us": v
                                                          for k, v in summary.items()},
-                                 "hdr": hist.encode()}
+                                 "hdr": hist.encode(),
+                                 "share_pct": round(sum(share) / len(share), 3)
+                                 if share else None,
+                                 "share_ci95_pct": window_ci(share)}
         return out
 
 
@@ -354,11 +404,13 @@ class ParkingWorkload(Workload):
         users, passes = case.params["users"], case.params["passes"]
         prefix = case.params.get("prefix", "dbstand_")
         if not case.params.get("keep"):  # close() drops its tables at the end of the run
-            self._to_drop.setdefault((case.target.secret(), prefix), (case.target, prefix))
-        with _service(case) as service:
+            direct = case.target.direct()  # not the --db-rtt proxy, gone by then
+            self._to_drop.setdefault((direct.secret(), prefix), (direct, prefix))
+        with _service(case) as service, app_path(case, service.base_url) as (base, app):
             verdict = conformance(service.base_url)
-            bench = PassBenchmark(service, users, passes, cfg.warmup)
-            probes = ServiceProbes(service, case.target, case.params.get("prefix", "dbstand_"))
+            bench = PassBenchmark(service, users, passes, cfg.warmup, base)
+            probes = ServiceProbes(service, case.target, case.params.get("prefix", "dbstand_"),
+                                   app[1] if app is not None else None)
             parts = {"stack": [service.pid], "database": [probes.db_pid or 0]}
             try:
                 with placed(parts) as where:
@@ -369,6 +421,8 @@ class ParkingWorkload(Workload):
                 for client in bench.clients:
                     client.close()
             counted = probes.windows * cfg.revs
+            if app is not None:  # per pass, as every figure of parking
+                app_network = path_record(APP_PARAM, app[0], app[2], app[1].result(counted))
             metrics: dict[str, Any] = {
                 "measurement": measurement, "passes": passes, "batches": case.params["batches"],
                 "users": users, "logging": case.params["logging"],
@@ -383,6 +437,8 @@ class ParkingWorkload(Workload):
                 "placement": where.record(),
                 **parking_metrics(measurement, case), **probes.result(counted),
             }
+            if app is not None:
+                metrics["app_network"] = app_network
             server = {"kind": case.target.kind, **probes.server_facts,
                       "app_server": case.stack}
         return CaseOutcome(metrics=metrics, server=server, packages=_versions(case.stack))
@@ -397,7 +453,7 @@ class ParkingWorkload(Workload):
         from contextlib import closing
 
         from dbstand.console import err_console
-        from dbstand.workloads.parking import db, schema
+        from dbstand.workloads.parking import schema
 
         pending, self._to_drop = list(self._to_drop.values()), {}
         for target, prefix in pending:

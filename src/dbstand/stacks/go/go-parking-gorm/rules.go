@@ -145,30 +145,6 @@ func ticketPrice(o *Order) (decimal.Decimal, error) {
 	return o.Price.Decimal, nil
 }
 
-// requestedMinutes: the rounded minutes of a session without ticket.
-func requestedMinutes(c *call) (int64, error) {
-	text := c.field("duration")
-	var minutes int64
-	if c.version == 0 {
-		hours, ok := parseDecimal(text)
-		if !ok || !hours.IsPositive() {
-			return 0, invalid("invalid_duration")
-		}
-		minutes = minutesOfHours(hours)
-	} else {
-		n, ok := parsePositiveInt(text)
-		if !ok {
-			return 0, invalid("invalid_duration")
-		}
-		minutes = n
-	}
-	return roundedMinutes(minutes, true), nil
-}
-
-func startTS(t time.Time) string { return strconv.FormatInt(unixSeconds(t), 10) + ".000" }
-
-func ptr(n int64) *int64 { return &n }
-
 // optional is nil for an empty string (a NULL column).
 func optional(s string) *string {
 	if s == "" {
@@ -363,11 +339,15 @@ func payReservation(c *call, tx *gorm.DB) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pay == nil || pay.CancelTS != nil {
+	if pay == nil {
 		return nil, refuse(badTransaction, "")
 	}
+	// the spec's order: already paid (even if cancelled after) before cancelled
 	if pay.PaymentTS != nil {
 		return nil, early(&reply{Status: success})
+	}
+	if pay.CancelTS != nil {
+		return nil, refuse(badTransaction, "")
 	}
 	if err = tx.Model(pay).Update("payment_ts", c.now).Error; err != nil {
 		return nil, err

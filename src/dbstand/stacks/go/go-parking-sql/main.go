@@ -10,73 +10,29 @@ package main
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
 	"log"
-	"net"
-	"net/http"
-	"net/url"
 	"os"
-	"os/signal"
-	"runtime"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 )
 
-func env(name, fallback string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return fallback
-}
-
-// password reads DBSTAND_DB_PASSWORD_FILE: the password never travels in the
-// environment or on a command line.
-func password() (string, error) {
-	path := os.Getenv("DBSTAND_DB_PASSWORD_FILE")
-	if path == "" {
-		return "", nil
-	}
-	secret, err := os.ReadFile(path)
-	return strings.TrimRight(string(secret), "\r\n"), err
-}
-
 // openDB opens the pool for DBSTAND_DB_KIND.
 func openDB(kind string, workers int) (*sql.DB, error) {
-	secret, err := password()
+	target, err := databaseTarget(kind)
 	if err != nil {
 		return nil, err
 	}
-	host := env("DBSTAND_DB_HOST", "127.0.0.1")
-	user, name := os.Getenv("DBSTAND_DB_USER"), os.Getenv("DBSTAND_DB_NAME")
 	var db *sql.DB
-	switch kind {
-	case "mysql":
-		cfg := mysql.NewConfig()
-		cfg.User, cfg.Passwd, cfg.Net = user, secret, "tcp"
-		cfg.Addr = net.JoinHostPort(host, env("DBSTAND_DB_PORT", "3306"))
-		cfg.DBName = name
-		cfg.ParseTime = true         // DATETIME as time.Time ...
-		cfg.Loc = time.UTC           // ... holding the local wall clock (pricing.go)
-		cfg.InterpolateParams = true // one text query per statement, as PyMySQL sends
-		connector, err := mysql.NewConnector(cfg)
+	if target.mysql != nil {
+		connector, err := mysql.NewConnector(target.mysql)
 		if err != nil {
 			return nil, err
 		}
 		db = sql.OpenDB(connector)
-	case "postgresql":
-		dsn := url.URL{Scheme: "postgres", User: url.UserPassword(user, secret),
-			Host: net.JoinHostPort(host, env("DBSTAND_DB_PORT", "5432")), Path: "/" + name}
-		if db, err = sql.Open("pgx", dsn.String()); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("DBSTAND_DB_KIND must be mysql or postgresql, not %q", kind)
+	} else if db, err = sql.Open("pgx", target.postgres); err != nil {
+		return nil, err
 	}
 	db.SetMaxOpenConns(workers)
 	db.SetMaxIdleConns(workers)
@@ -89,31 +45,8 @@ func openDB(kind string, workers int) (*sql.DB, error) {
 	return db, nil
 }
 
-// requestLog is the service log when DBSTAND_LOGGING=1: every request, every
-// answer and every SQL statement with its parameters; nil otherwise.
-func requestLog() (*log.Logger, *os.File, error) {
-	if os.Getenv("DBSTAND_LOGGING") != "1" {
-		return nil, nil, nil
-	}
-	path := os.Getenv("DBSTAND_LOG_FILE")
-	if path == "" {
-		return nil, nil, errors.New("DBSTAND_LOGGING=1 needs DBSTAND_LOG_FILE")
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, nil, err
-	}
-	prefix := fmt.Sprintf("%d parking ", os.Getpid())
-	return log.New(f, prefix, log.Ldate|log.Ltime|log.Lmicroseconds|log.Lmsgprefix), f, nil
-}
-
 func main() {
-	log.SetPrefix("go-parking-sql: ")
-	workers, err := strconv.Atoi(env("DBSTAND_WORKERS", strconv.Itoa(runtime.NumCPU())))
-	if err != nil || workers < 1 {
-		log.Fatalf("DBSTAND_WORKERS must be a positive integer, not %q", os.Getenv("DBSTAND_WORKERS"))
-	}
-	runtime.GOMAXPROCS(workers)
+	workers := workersOf("go-parking-sql")
 	kind := os.Getenv("DBSTAND_DB_KIND")
 	db, err := openDB(kind, workers)
 	if err != nil {
@@ -128,25 +61,5 @@ func main() {
 		defer logFile.Close()
 	}
 	st := newStore(db, kind, env("DBSTAND_PREFIX", "dbstand_"), reqLog)
-	srv := &http.Server{
-		Addr:              net.JoinHostPort(env("DBSTAND_HOST", "127.0.0.1"), env("DBSTAND_PORT", "8080")),
-		Handler:           &service{functions: st.functions(), reqLog: reqLog},
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-	}
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
-	done := make(chan struct{})
-	go func() {
-		<-stop
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		close(done)
-	}()
-	log.Printf("listening on %s (%s, %d connections)", srv.Addr, kind, workers)
-	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
-		log.Fatalf("%v", err)
-	}
-	<-done
+	serve(&service{functions: st.functions(), reqLog: reqLog}, kind, workers)
 }

@@ -73,30 +73,6 @@ func ticketPrice(o *order) (decimal.Decimal, error) {
 	return o.price.Decimal, nil
 }
 
-// requestedMinutes: the rounded minutes of a session without ticket.
-func requestedMinutes(c *call) (int64, error) {
-	text := c.field("duration")
-	var minutes int64
-	if c.version == 0 {
-		hours, ok := parseDecimal(text)
-		if !ok || !hours.IsPositive() {
-			return 0, invalid("invalid_duration")
-		}
-		minutes = minutesOfHours(hours)
-	} else {
-		n, ok := parsePositiveInt(text)
-		if !ok {
-			return 0, invalid("invalid_duration")
-		}
-		minutes = n
-	}
-	return roundedMinutes(minutes, true), nil
-}
-
-func startTS(t time.Time) string { return strconv.FormatInt(unixSeconds(t), 10) + ".000" }
-
-func ptr(n int64) *int64 { return &n }
-
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
 func giveThePlaceBack(t *txn, o *order) error {
@@ -297,11 +273,15 @@ func payReservation(c *call, t *txn) (*reply, error) {
 			return nil, err
 		}
 	}
-	if pay == nil || pay.cancelTS.Valid {
+	if pay == nil {
 		return nil, refuse(badTransaction, "")
 	}
+	// the spec's order: already paid (even if cancelled after) before cancelled
 	if pay.paymentTS.Valid {
 		return nil, early(&reply{Status: success})
+	}
+	if pay.cancelTS.Valid {
+		return nil, refuse(badTransaction, "")
 	}
 	if err := t.exec(t.s.q.setPaymentTS, c.now, pay.id); err != nil {
 		return nil, err

@@ -12,18 +12,8 @@ PREFIX="${DBSTAND_PREFIX:-dbstand_}"
 [[ "$PREFIX" =~ ^[A-Za-z0-9_]*$ ]] || { echo "start.sh: bad DBSTAND_PREFIX" >&2; exit 2; }
 : "${DBSTAND_STATIC_DIR:?DBSTAND_STATIC_DIR is not set}"
 
-mkdir -p "$WORK/cache"
-
-# db.conf: key=value lines; the password is copied from its file, never argv.
-umask 077
-{
-    printf 'host=%s\nport=%s\nname=%s\nuser=%s\ntable=%sworld\ncache_file=%s\npassword=' \
-        "${DBSTAND_DB_HOST:-127.0.0.1}" "${DBSTAND_DB_PORT:-3306}" "${DBSTAND_DB_NAME:-}" \
-        "${DBSTAND_DB_USER:-}" "$PREFIX" "$WORK/cache/page"
-    [ -n "${DBSTAND_DB_PASSWORD_FILE:-}" ] && cat "$DBSTAND_DB_PASSWORD_FILE"
-    printf '\n'
-} > "$WORK/db.conf"
-umask 022
+source "$STACK/../_shared/webtech/db-conf.sh"
+write_db_conf
 export DBSTAND_DB_CONFIG="$WORK/db.conf"
 
 # --env deployment: no development middleware (its access log goes to stderr);
@@ -32,4 +22,4 @@ export DBSTAND_DB_CONFIG="$WORK/db.conf"
 exec starman --listen "127.0.0.1:${DBSTAND_PORT:?DBSTAND_PORT is not set}" \
     --workers "${DBSTAND_WORKERS:-2}" --preload-app --env deployment \
     --max-requests 1000000000 --pid "$WORK/starman.pid" \
-    -I "$STACK/../perl-common/lib" "$STACK/app.psgi"
+    -I "$STACK/../_shared/webtech/lib" "$STACK/app.psgi"

@@ -10,21 +10,15 @@ Everything comes from the DBSTAND_* environment (docs/stack-manifest.md).
 from __future__ import annotations
 
 import asyncio
-import json
-import logging
-import os
-import sys
 from datetime import datetime
 from typing import Any
 
+import docquery_tornado as dq
 from sqlalchemy import URL, String, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
-from tornado import web
 
-PAGE = 30
 POOL_SIZE = 10
-TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 
 class Base(DeclarativeBase):
@@ -34,7 +28,7 @@ class Base(DeclarativeBase):
 class Post(Base):
     """A post; its table is named from DBSTAND_PREFIX."""
 
-    __tablename__ = os.environ.get("DBSTAND_PREFIX", "dbstand_") + "posts"
+    __tablename__ = dq.POSTS
 
     id: Mapped[str] = mapped_column(String(24), primary_key=True)
     title: Mapped[str | None]
@@ -42,58 +36,26 @@ class Post(Base):
 
     def as_item(self) -> dict[str, Any]:
         """The post as the endpoint shows it."""
-        return {"_id": self.id, "title": self.title,
-                "created": self.created.strftime(TIME_FORMAT) if self.created else None}
+        return {"_id": self.id, "title": self.title, "created": dq.shown_time(self.created)}
 
 
-QUERY = select(Post).order_by(Post.id).limit(PAGE)
+QUERY = select(Post).order_by(Post.id).limit(dq.PAGE)
 
 
-def password() -> str | None:
-    """The password, only ever from its file."""
-    path = os.environ.get("DBSTAND_DB_PASSWORD_FILE")
-    if not path:
-        return None
-    with open(path) as fh:
-        return fh.read().rstrip("\r\n") or None
-
-
-def request_logging() -> dict[str, Any]:
-    """Tornado's access log to DBSTAND_LOG_FILE when logging is on; no log call at all
-    when it is off (the logging-off row must not pay for a discarded record)."""
-    if os.environ.get("DBSTAND_LOGGING") != "1":
-        return {"log_function": lambda handler: None}
-    path = os.environ.get("DBSTAND_LOG_FILE")
-    handler = logging.FileHandler(path) if path else logging.StreamHandler(sys.stdout)
-    access = logging.getLogger("tornado.access")
-    access.addHandler(handler)
-    access.setLevel(logging.INFO)
-    access.propagate = False
-    return {}
-
-
-class PostsHandler(web.RequestHandler):
+class PostsHandler(dq.PageHandler):
     def initialize(self, sessions: async_sessionmaker) -> None:
         self.sessions = sessions
 
     async def get(self) -> None:
         async with self.sessions() as session:
             posts = (await session.scalars(QUERY)).all()
-        self.set_header("Content-Type", "application/json; charset=UTF-8")
-        self.finish(json.dumps([post.as_item() for post in posts]))
-
-
-class HealthHandler(web.RequestHandler):
-    def get(self) -> None:
-        self.finish("ok")
+        self.send_page([post.as_item() for post in posts])
 
 
 def make_engine() -> AsyncEngine:
-    url = URL.create(
-        "postgresql+asyncpg", username=os.environ.get("DBSTAND_DB_USER") or None,
-        password=password(), host=os.environ.get("DBSTAND_DB_HOST", "127.0.0.1"),
-        port=int(os.environ.get("DBSTAND_DB_PORT") or 5432),
-        database=os.environ.get("DBSTAND_DB_NAME") or "dbstand")
+    pg = dq.postgres_options()
+    url = URL.create("postgresql+asyncpg", username=pg["user"], password=pg["password"],
+                     host=pg["host"], port=pg["port"], database=dq.database_name())
     return create_async_engine(
         url, pool_size=POOL_SIZE, max_overflow=0,
         connect_args={"timeout": 10,
@@ -104,11 +66,8 @@ async def serve() -> None:
     engine = make_engine()
     async with engine.connect() as conn:  # an unreachable target fails the start
         await conn.execute(text("SELECT 1"))
-    sessions = async_sessionmaker(engine, expire_on_commit=False)
-    app = web.Application([(r"/api/posts/query/", PostsHandler, {"sessions": sessions}),
-                           (r"/health", HealthHandler)], **request_logging())
-    app.listen(int(os.environ["DBSTAND_PORT"]), address="127.0.0.1")
-    await asyncio.Event().wait()
+    await dq.serve_forever(PostsHandler,
+                        {"sessions": async_sessionmaker(engine, expire_on_commit=False)})
 
 
 if __name__ == "__main__":

@@ -9,17 +9,11 @@ Everything comes from the DBSTAND_* environment.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-import random
-import signal
-import socket
-import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable, Iterable, Iterator
 from email.utils import formatdate
 from typing import Any
@@ -27,27 +21,14 @@ from typing import Any
 import falcon
 import pymysql
 import waitress
+import webtech_common as wt
 
 HELLO = b"Hello, World"
-LOOP_COUNT = 5462  # 5,462 x 12 bytes = 65,544 bytes, just past 64 KiB
-BIG = b"0123456789abcdef" * 4096  # built once at start-up
-CACHE_TTL = 15.0
 THREADS = 4
-TABLE = os.environ.get("DBSTAND_PREFIX", "dbstand_") + "world"
-ROW_SQL = f"SELECT id, randomnumber FROM {TABLE} WHERE id = %s"
-COUNT_SQL = f"SELECT COUNT(*) FROM {TABLE}"
-PAGE = ("<!DOCTYPE html><html><head><title>db</title></head><body>"
-        "<p>world id={0} randomnumber={1}</p><p>count={2}</p></body></html>\n")
 JSON_BODY = json.dumps({"message": "Hello, World!"}, separators=(",", ":")).encode()
 
 _local = threading.local()
 _cache: tuple[float, str] = (0.0, "")  # (monotonic expiry, page): per process
-
-
-def _password() -> str:
-    """Read the password from its file: it never travels in the environment."""
-    with open(os.environ["DBSTAND_DB_PASSWORD_FILE"]) as fh:
-        return fh.read().rstrip("\r\n")
 
 
 def _connection() -> pymysql.connections.Connection:
@@ -56,10 +37,7 @@ def _connection() -> pymysql.connections.Connection:
     if conn is None:
         if os.environ.get("DBSTAND_DB_KIND") != "mysql":
             raise falcon.HTTPInternalServerError(description="no database configured")
-        conn = pymysql.connect(host=os.environ["DBSTAND_DB_HOST"],
-                               port=int(os.environ["DBSTAND_DB_PORT"]),
-                               user=os.environ["DBSTAND_DB_USER"], password=_password(),
-                               database=os.environ["DBSTAND_DB_NAME"], autocommit=True)
+        conn = pymysql.connect(**wt.mysql_options("database"))
         _local.conn = conn
     return conn
 
@@ -67,11 +45,7 @@ def _connection() -> pymysql.connections.Connection:
 def _page() -> str:
     """The two SELECTs of the db test, rendered."""
     with _connection().cursor() as cur:
-        cur.execute(ROW_SQL, (random.randint(1, 10000),))
-        row_id, number = cur.fetchone()
-        cur.execute(COUNT_SQL)
-        (count,) = cur.fetchone()
-    return PAGE.format(row_id, number, count)
+        return wt.page_from(cur)
 
 
 class Hello:
@@ -84,7 +58,7 @@ class Loop:
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         def pieces() -> Iterator[bytes]:
             # One piece per write: the test measures many small writes.
-            for _ in range(LOOP_COUNT):
+            for _ in range(wt.LOOP_COUNT):
                 yield HELLO
         resp.content_type = falcon.MEDIA_HTML
         resp.stream = pieces()
@@ -93,7 +67,7 @@ class Loop:
 class Big:
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.content_type = falcon.MEDIA_TEXT
-        resp.data = BIG
+        resp.data = wt.BIG
 
 
 class Db:
@@ -110,10 +84,10 @@ class Cache:
         expiry, page = _cache
         if now >= expiry:
             page = _page()
-            _cache = (now + CACHE_TTL, page)
+            _cache = (now + wt.CACHE_TTL, page)
         resp.content_type = falcon.MEDIA_HTML
         resp.cache_control = ["max-age=15"]
-        resp.set_header("Expires", formatdate(time.time() + CACHE_TTL, usegmt=True))
+        resp.set_header("Expires", formatdate(time.time() + wt.CACHE_TTL, usegmt=True))
         resp.text = page
 
 
@@ -163,43 +137,11 @@ def with_access_log(app: Callable[..., Iterable[bytes]], path: str) -> Callable[
 
 def main() -> None:
     """Bind once, fork the workers, and stop them all if one dies or on SIGTERM."""
-    workers = int(os.environ.get("DBSTAND_WORKERS") or os.cpu_count() or 1)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((os.environ.get("DBSTAND_HOST", "127.0.0.1"), int(os.environ["DBSTAND_PORT"])))
-    sock.listen(1024)
-    sock.setblocking(False)
+    sock = wt.listening_socket()
     app: Callable[..., Any] = make_app()
     if os.environ.get("DBSTAND_LOGGING") == "1":
         app = with_access_log(app, os.environ["DBSTAND_LOG_FILE"])
-    children: list[int] = []
-    for _ in range(workers):
-        pid = os.fork()
-        if pid == 0:  # a worker: serve until SIGTERM, never return into this loop
-            code = 0
-            try:
-                waitress.serve(app, sockets=[sock], threads=THREADS)
-            except Exception:
-                traceback.print_exc()
-                code = 1
-            os._exit(code)
-        children.append(pid)
-
-    def stop(signum: int, frame: object) -> None:
-        for child in children:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(child, signal.SIGTERM)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    status = 0
-    while children:
-        pid, code = os.wait()
-        children.remove(pid)
-        if code != 0 and status == 0:  # a worker failed: take the others down too
-            status = 1
-            stop(signal.SIGTERM, None)
-    sys.exit(status)
+    wt.prefork(lambda: waitress.serve(app, sockets=[sock], threads=THREADS))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 # the work dir: no control socket, heartbeat files in the work dir.
 set -eu
 export PYTHONDONTWRITEBYTECODE=1
+export PYTHONPATH="$DBSTAND_STACK_DIR/../_shared/webtech"   # webtech_common.py
 set -- --bind "$DBSTAND_HOST:$DBSTAND_PORT" --workers "${DBSTAND_WORKERS:-$(nproc)}" \
     --worker-class gthread --threads 4 --keep-alive 5 --graceful-timeout 5 \
     --worker-tmp-dir "$DBSTAND_WORK_DIR" --no-control-socket \

@@ -4,6 +4,7 @@
 # written into the work dir.
 set -eu
 export PYTHONDONTWRITEBYTECODE=1
+export PYTHONPATH="$DBSTAND_STACK_DIR/../_shared/webtech"   # webtech_common.py
 set -- --interface rsgi --host "$DBSTAND_HOST" --port "$DBSTAND_PORT" \
     --workers "${DBSTAND_WORKERS:-$(nproc)}" --loop uvloop --http 1 \
     --working-dir "$DBSTAND_STACK_DIR" --workers-kill-timeout 5

@@ -4,6 +4,7 @@
 # written into the work dir.
 set -eu
 export PYTHONDONTWRITEBYTECODE=1
+export PYTHONPATH="$DBSTAND_STACK_DIR/../_shared/webtech"   # webtech_common.py
 set -- --host "$DBSTAND_HOST" --port "$DBSTAND_PORT" --workers "${DBSTAND_WORKERS:-$(nproc)}" \
     --loop uvloop --http httptools --app-dir "$DBSTAND_STACK_DIR" --timeout-graceful-shutdown 5
 if [ "${DBSTAND_LOGGING:-0}" = 1 ]; then

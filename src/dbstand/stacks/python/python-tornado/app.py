@@ -8,38 +8,19 @@ comes from the DBSTAND_* environment.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
-import random
 import socket
 import time
 from email.utils import formatdate
 
 import aiomysql
 import uvloop
+import webtech_common as wt
 from tornado import httpserver, netutil, process, web
-
-HELLO = "Hello, World"
-LOOP_COUNT = 5462  # 5,462 x 12 bytes = 65,544 bytes, just past 64 KiB
-BIG = b"0123456789abcdef" * 4096  # built once at start-up
-CACHE_TTL = 15.0
-POOL_SIZE = 10
-TABLE = os.environ.get("DBSTAND_PREFIX", "dbstand_") + "world"
-ROW_SQL = f"SELECT id, randomnumber FROM {TABLE} WHERE id = %s"
-COUNT_SQL = f"SELECT COUNT(*) FROM {TABLE}"
-PAGE = ("<!DOCTYPE html><html><head><title>db</title></head><body>"
-        "<p>world id={0} randomnumber={1}</p><p>count={2}</p></body></html>\n")
-JSON_BODY = json.dumps({"message": "Hello, World!"}, separators=(",", ":"))
 
 _pool: aiomysql.Pool | None = None
 _cache: tuple[float, str] = (0.0, "")  # (monotonic expiry, page): per process
-
-
-def _password() -> str:
-    """Read the password from its file: it never travels in the environment."""
-    with open(os.environ["DBSTAND_DB_PASSWORD_FILE"]) as fh:
-        return fh.read().rstrip("\r\n")
 
 
 async def _page() -> str:
@@ -47,11 +28,7 @@ async def _page() -> str:
     if _pool is None:
         raise web.HTTPError(500, "no database configured")
     async with _pool.acquire() as conn, conn.cursor() as cur:
-        await cur.execute(ROW_SQL, (random.randint(1, 10000),))
-        row_id, number = await cur.fetchone()
-        await cur.execute(COUNT_SQL)
-        (count,) = await cur.fetchone()
-    return PAGE.format(row_id, number, count)
+        return await wt.page_from_async(cur)
 
 
 class FileHandler(web.StaticFileHandler):
@@ -63,20 +40,20 @@ class FileHandler(web.StaticFileHandler):
 
 class HelloHandler(web.RequestHandler):
     def get(self) -> None:
-        self.write(HELLO)
+        self.write(wt.HELLO)
 
 
 class LoopHandler(web.RequestHandler):
     def get(self) -> None:
         # One write call per piece: the test measures many small writes.
-        for _ in range(LOOP_COUNT):
-            self.write(HELLO)
+        for _ in range(wt.LOOP_COUNT):
+            self.write(wt.HELLO)
 
 
 class BigHandler(web.RequestHandler):
     def get(self) -> None:
         self.set_header("Content-Type", "text/plain")
-        self.write(BIG)
+        self.write(wt.BIG)
 
 
 class DbHandler(web.RequestHandler):
@@ -92,16 +69,16 @@ class CacheHandler(web.RequestHandler):
         expiry, page = _cache
         if now >= expiry:
             page = await _page()
-            _cache = (now + CACHE_TTL, page)
+            _cache = (now + wt.CACHE_TTL, page)
         self.set_header("Cache-Control", "max-age=15")
-        self.set_header("Expires", formatdate(time.time() + CACHE_TTL, usegmt=True))
+        self.set_header("Expires", formatdate(time.time() + wt.CACHE_TTL, usegmt=True))
         self.write(page)
 
 
 class JsonHandler(web.RequestHandler):
     def get(self) -> None:
         self.set_header("Content-Type", "application/json")
-        self.write(JSON_BODY)
+        self.write(wt.JSON_BODY)
 
 
 class PlaintextHandler(web.RequestHandler):
@@ -136,9 +113,7 @@ async def serve(sockets: list[socket.socket]) -> None:
     global _pool
     if os.environ.get("DBSTAND_DB_KIND") == "mysql":
         _pool = await aiomysql.create_pool(
-            host=os.environ["DBSTAND_DB_HOST"], port=int(os.environ["DBSTAND_DB_PORT"]),
-            user=os.environ["DBSTAND_DB_USER"], password=_password(),
-            db=os.environ["DBSTAND_DB_NAME"], autocommit=True, minsize=1, maxsize=POOL_SIZE)
+            **wt.mysql_options(), minsize=1, maxsize=wt.POOL_SIZE)
     server = httpserver.HTTPServer(make_app())
     server.add_sockets(sockets)
     await asyncio.Event().wait()

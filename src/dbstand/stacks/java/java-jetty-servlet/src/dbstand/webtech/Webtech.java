@@ -2,10 +2,6 @@ package dbstand.webtech;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -14,121 +10,25 @@ import java.sql.Statement;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import javax.servlet.ServletContext;
-import javax.servlet.ServletContextEvent;
-import javax.servlet.ServletContextListener;
 import javax.servlet.ServletException;
 import javax.servlet.http.HttpServlet;
 import javax.servlet.http.HttpServletRequest;
 import javax.servlet.http.HttpServletResponse;
 import javax.sql.DataSource;
-import org.mariadb.jdbc.MariaDbPoolDataSource;
 
 /**
  * dbstand's webtech pages as plain javax servlets for Jetty 9, one small class per
  * path, mapped in WEB-INF/web.xml the way a servlet programmer without a framework
- * maps them. Jetty has no pool of its own, so the web application opens the MariaDB
- * driver's pool (MariaDbPoolDataSource) when it starts.
+ * maps them: the database pages here, the paths without a database in the shared
+ * Pages (java/_shared/pages). Jetty has no pool of its own, so the web application
+ * opens the MariaDB driver's pool when it starts (JettyPool, java/_shared/jetty).
  */
 public final class Webtech {
-    static final String HELLO = "Hello, World";
-    /** 5,462 x 12 bytes = 65,544 bytes, just past 64 KiB. */
-    static final int LOOP_COUNT = 5462;
     static final int WORLD_ROWS = 10000;
     static final long CACHE_TTL_MS = 15_000L;
     static final String HTML = "text/html;charset=UTF-8";
-    static final String POOL_ATTRIBUTE = "dbstand.world.pool";
 
     private Webtech() {
-    }
-
-    /**
-     * Opens the connection pool from the DBSTAND_DB_* environment when the application
-     * starts and closes it when it stops. The password is read from its file here, so
-     * it sits in no configuration file and on no command line. The size comes from the
-     * context parameter dbstand.pool.size (the start script sets it to the thread count).
-     */
-    public static class Pool implements ServletContextListener {
-        private MariaDbPoolDataSource pool;
-
-        @Override
-        public void contextInitialized(ServletContextEvent event) {
-            if (!"mysql".equals(System.getenv("DBSTAND_DB_KIND"))) {
-                return;
-            }
-            ServletContext context = event.getServletContext();
-            int size = Integer.parseInt(context.getInitParameter("dbstand.pool.size"));
-            try {
-                String password = Files.readString(Path.of(System.getenv("DBSTAND_DB_PASSWORD_FILE")))
-                        .replaceAll("[\\r\\n]+$", "");
-                pool = new MariaDbPoolDataSource("jdbc:mariadb://" + System.getenv("DBSTAND_DB_HOST") + ":"
-                        + System.getenv("DBSTAND_DB_PORT") + "/" + System.getenv("DBSTAND_DB_NAME"));
-                pool.setUser(System.getenv("DBSTAND_DB_USER"));
-                pool.setPassword(password);
-                pool.setMaxPoolSize(size);
-                pool.setMinPoolSize(size);
-                pool.initialize();
-            } catch (IOException | SQLException exc) {
-                throw new IllegalStateException("cannot open the MariaDB pool: " + exc, exc);
-            }
-            context.setAttribute(POOL_ATTRIBUTE, pool);
-        }
-
-        @Override
-        public void contextDestroyed(ServletContextEvent event) {
-            if (pool != null) {
-                pool.close();
-            }
-        }
-    }
-
-    /** /hello: the floor of the container's per-request cost. */
-    public static class Hello extends HttpServlet {
-        @Override
-        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-            resp.setContentType(HTML);
-            resp.getWriter().write(HELLO);
-        }
-    }
-
-    /** /loop: the greeting written piece by piece; the test is the cost of many small writes. */
-    public static class Loop extends HttpServlet {
-        @Override
-        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-            resp.setContentType(HTML);
-            PrintWriter out = resp.getWriter();
-            for (int i = 0; i < LOOP_COUNT; i++) {
-                out.write(HELLO);
-            }
-        }
-    }
-
-    /** /big: a 64 KiB block built once when the servlet starts, sent whole. */
-    public static class Big extends HttpServlet {
-        private byte[] block;
-
-        @Override
-        public void init() {
-            block = "0123456789abcdef".repeat(4096).getBytes(StandardCharsets.US_ASCII);
-        }
-
-        @Override
-        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-            resp.setContentType("text/plain");
-            resp.setContentLength(block.length);
-            resp.getOutputStream().write(block);
-        }
-    }
-
-    /**
-     * /file: an alias. The request is forwarded to /file.html, which the container's
-     * default servlet serves from the static folder, a part of the context's resources.
-     */
-    public static class File extends HttpServlet {
-        @Override
-        protected void doGet(HttpServletRequest req, HttpServletResponse resp)
-                throws IOException, ServletException {
-            req.getRequestDispatcher("/file.html").forward(req, resp);
-        }
     }
 
     /** The two SELECTs of the db page and its rendering, shared by /db and /cache. */
@@ -149,7 +49,7 @@ public final class Webtech {
             if (!prefix.matches("[A-Za-z0-9_]*")) {
                 throw new ServletException("DBSTAND_PREFIX must be letters, digits and _");
             }
-            DataSource pool = (DataSource) context.getAttribute(POOL_ATTRIBUTE);
+            DataSource pool = (DataSource) context.getAttribute(JettyPool.ATTRIBUTE);
             if (pool == null) {
                 throw new ServletException("no database configured (DBSTAND_DB_KIND is not mysql)");
             }
@@ -255,18 +155,6 @@ public final class Webtech {
             resp.setContentType("application/json");
             resp.setContentLength(body.length);
             resp.getOutputStream().write(body);
-        }
-    }
-
-    /** /plaintext: TechEmpower's plaintext test. */
-    public static class Plaintext extends HttpServlet {
-        private static final byte[] BODY = "Hello, World!".getBytes(StandardCharsets.US_ASCII);
-
-        @Override
-        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-            resp.setContentType("text/plain");
-            resp.setContentLength(BODY.length);
-            resp.getOutputStream().write(BODY);
         }
     }
 }

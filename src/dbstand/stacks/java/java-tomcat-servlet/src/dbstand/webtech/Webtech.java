@@ -6,8 +6,6 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -25,64 +23,11 @@ import javax.sql.DataSource;
  * database comes from the container: a DBCP pool Tomcat publishes under JNDI.
  */
 public final class Webtech {
-    static final String HELLO = "Hello, World";
-    /** 5,462 x 12 bytes = 65,544 bytes, just past 64 KiB. */
-    static final int LOOP_COUNT = 5462;
     static final int WORLD_ROWS = 10000;
     static final long CACHE_TTL_MS = 15_000L;
     static final String HTML = "text/html;charset=UTF-8";
 
     private Webtech() {
-    }
-
-    /** /hello: the floor of the container's per-request cost. */
-    public static class Hello extends HttpServlet {
-        @Override
-        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-            resp.setContentType(HTML);
-            resp.getWriter().write(HELLO);
-        }
-    }
-
-    /** /loop: the greeting written piece by piece; the test is the cost of many small writes. */
-    public static class Loop extends HttpServlet {
-        @Override
-        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-            resp.setContentType(HTML);
-            PrintWriter out = resp.getWriter();
-            for (int i = 0; i < LOOP_COUNT; i++) {
-                out.write(HELLO);
-            }
-        }
-    }
-
-    /** /big: a 64 KiB block built once when the servlet starts, sent whole. */
-    public static class Big extends HttpServlet {
-        private byte[] block;
-
-        @Override
-        public void init() {
-            block = "0123456789abcdef".repeat(4096).getBytes(StandardCharsets.US_ASCII);
-        }
-
-        @Override
-        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-            resp.setContentType("text/plain");
-            resp.setContentLength(block.length);
-            resp.getOutputStream().write(block);
-        }
-    }
-
-    /**
-     * /file: an alias. The request is forwarded to /file.html, which the container's
-     * default servlet serves from the static folder mounted into the web application.
-     */
-    public static class File extends HttpServlet {
-        @Override
-        protected void doGet(HttpServletRequest req, HttpServletResponse resp)
-                throws IOException, ServletException {
-            req.getRequestDispatcher("/file.html").forward(req, resp);
-        }
     }
 
     /** The two SELECTs of the db page and its rendering, shared by /db and /cache. */
@@ -210,18 +155,6 @@ public final class Webtech {
             resp.setContentType("application/json");
             resp.setContentLength(body.length);
             resp.getOutputStream().write(body);
-        }
-    }
-
-    /** /plaintext: TechEmpower's plaintext test. */
-    public static class Plaintext extends HttpServlet {
-        private static final byte[] BODY = "Hello, World!".getBytes(StandardCharsets.US_ASCII);
-
-        @Override
-        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-            resp.setContentType("text/plain");
-            resp.setContentLength(BODY.length);
-            resp.getOutputStream().write(BODY);
         }
     }
 }
