@@ -12,6 +12,7 @@ from typing import Any
 
 from rich.console import Console
 
+from dbstand.report.breakdown import section as breakdown_section
 from dbstand.report.model import Report, unique_names
 from dbstand.report.renderers import EXPORT_FORMATS, FORMATS, renderer
 from dbstand.results.store import ResultsFile
@@ -36,6 +37,9 @@ def build_report(results: ResultsFile) -> Report:
         (c.get("workload") for c in results.cases), "kv"))
     title = f"dbstand {workload} run {header.get('run_id', '?')} ({results.status})"
     report = _builder(workload)(results.cases, title)
+    breakdown = breakdown_section(results.cases)
+    if breakdown is not None:
+        report.sections.append(breakdown)
     report.header, report.status, report.complete = header, results.status, results.complete
     report.warnings = [*report.warnings, *results.warnings]
     report.environment = _environment(results.cases)

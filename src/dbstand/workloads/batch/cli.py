@@ -21,7 +21,7 @@ from dbstand.workloads.batch.options import (
 )
 from dbstand.workloads.batch.workload import DEFAULT_ROWS, BatchWorkload, build_cases
 from dbstand.workloads.execution import RunRequest, default_output, execute
-from dbstand.workloads.run_common import Export, Html, Output, finish, run_targets
+from dbstand.workloads.run_common import Export, Html, Output, Profile, finish, run_targets
 
 #: the stacks run when --stack is not given, per target kind (those installed)
 DEFAULT_STACKS = {"sqlite": ("sqlite3",), "postgresql": ("psycopg2", "psycopg", "asyncpg"),
@@ -91,6 +91,7 @@ def run_batch(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
 ) -> None:
     """batch: N rows inserted, updated or deleted in one batch per API, COMMIT included;
     ranked per operation, next to the native limit, with a scaling verdict."""
@@ -101,7 +102,7 @@ def run_batch(
     check_prefix(prefix)
     options = BatchOptions(page_size=page_size, large_rows=large_rows,
                            large_repeats=large_repeats, analyze=analyze, prefix=prefix,
-                           keep=keep, baseline=baseline)
+                           keep=keep, baseline=baseline, profile=profile)
     ops = split_list(op, "--op")
     apis = split_list(api, "--api")
     row_counts = split_ints(rows, "--rows")

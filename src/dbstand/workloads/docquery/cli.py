@@ -25,7 +25,7 @@ from dbstand.workloads.docquery.workload import (
     build_cases,
 )
 from dbstand.workloads.execution import RunRequest, default_output, execute
-from dbstand.workloads.run_common import Export, Html, Output, finish
+from dbstand.workloads.run_common import Export, Html, Output, Profile, finish
 
 #: (URL, the server's name in results, database server pids whose CPU counts)
 Served = tuple[TargetURL, str, list[int]]
@@ -80,13 +80,14 @@ def run_docquery(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
     cluster: ClusterOption = None,
 ) -> None:
     """docquery: sync driver vs async driver vs ODM behind one Tornado endpoint, on
     MongoDB-wire servers and PostgreSQL; ApacheBench's table for each case."""
     check_prefix(prefix)
     options = DocqueryOptions(size=size, seed=seed, repeats=repeats, prefix=prefix,
-                              max_error_rate=max_error_rate, cluster=cluster)
+                              max_error_rate=max_error_rate, cluster=cluster, profile=profile)
     options.check()
     stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
     for url in split_list(target, "--target"):

@@ -21,7 +21,7 @@ from dbstand.workloads.kv.keys import DISTRIBUTIONS
 from dbstand.workloads.kv.options import DEFAULT_ROWS, KvOptions
 from dbstand.workloads.kv.workload import OPS, KvWorkload
 from dbstand.workloads.protocols import expand_protocols, with_probes
-from dbstand.workloads.run_common import Export, Html, Output, finish, run_targets
+from dbstand.workloads.run_common import Export, Html, Output, Profile, finish, run_targets
 
 LOOPS = ("asyncio", "uvloop")
 
@@ -144,6 +144,7 @@ def run_kv(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
     cluster: ClusterOption = None,
 ) -> None:
     """kv: single-key CRUD by random key, each operation its own benchmark."""
@@ -153,7 +154,8 @@ def run_kv(
                           target_ci_pct=ci, stop_rule=stop_rule, pause_s=pause,
                           latency=latency, seed=seed, interval_s=interval)
     options = KvOptions(rows=rows, distribution=distribution, prefix=prefix, keep=keep,
-                        baseline=baseline, pin=pin, pin_cpus=pin_cpus, cluster=cluster)
+                        baseline=baseline, pin=pin, pin_cpus=pin_cpus, cluster=cluster,
+                        profile=profile)
     options.check()
     ops = split_list(op, "--op")
     modes = split_list(mode, "--mode")

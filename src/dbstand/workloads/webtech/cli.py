@@ -15,7 +15,7 @@ from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.manifest import stacks_for
 from dbstand.targets.url import TargetURL, parse_target_url
 from dbstand.workloads.execution import RunRequest, default_output, execute
-from dbstand.workloads.run_common import Export, Html, Output, finish
+from dbstand.workloads.run_common import Export, Html, Output, Profile, finish
 from dbstand.workloads.webtech.options import DEFAULT_REPEATS, DEFAULT_REQUESTS, WebtechOptions
 from dbstand.workloads.webtech.rules import TESTS
 from dbstand.workloads.webtech.workload import (
@@ -75,6 +75,7 @@ def run_webtech(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
     cluster: ClusterOption = None,
 ) -> None:
     """webtech: file, hello, loop, big, db and cache pages (and TechEmpower's json and
@@ -82,7 +83,7 @@ def run_webtech(
     check_prefix(prefix)
     options = WebtechOptions(requests=requests, repeats=repeats, duration_s=duration,
                              keepalive=keepalive, workers=workers, prefix=prefix,
-                             max_error_rate=max_error_rate, cluster=cluster)
+                             max_error_rate=max_error_rate, cluster=cluster, profile=profile)
     stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
     tests = split_list(test, "--test")
     levels = split_ints(clients, "--clients")

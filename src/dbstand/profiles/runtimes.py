@@ -1,0 +1,77 @@
+"""Which profiler samples which process: decided from the process's executable.
+
+CPython (and gunicorn's, uvicorn's workers, which are CPython) -> py-spy; a JVM ->
+JDK Flight Recorder, which names Java frames; anything else -> perf, which names native
+frames by DWARF unwinding (Debian's binaries have no frame pointers). Node's JIT
+frames are named through its perf map when the stack starts node with
+--perf-basic-prof; PyPy's and Mono's JIT frames stay unnamed under perf.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+
+import psutil
+
+PYTHON, JVM, NATIVE = "py-spy", "jfr", "perf"
+
+
+def runtime_of(proc: psutil.Process) -> str:
+    try:
+        exe = os.path.basename(proc.exe())
+    except (psutil.Error, OSError):
+        return NATIVE
+    if exe.startswith("python"):
+        return PYTHON
+    if exe == "java":
+        return JVM
+    return NATIVE
+
+
+def tree(pid: int) -> list[psutil.Process]:
+    root = psutil.Process(pid)
+    try:
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return [root]
+
+
+def split_tree(pid: int, exclude: tuple[int, ...] = ()) -> dict[str, list[int]]:
+    """The tree's pids by profiler, without the subtrees rooted at `exclude`. For py-spy
+    only the topmost Python processes (it follows their subprocesses itself); a JVM is
+    one process; perf takes every pid."""
+    skip = {p.pid for root in exclude for p in tree(root)}
+    procs = [p for p in tree(pid) if p.pid not in skip]
+    kinds = {p.pid: runtime_of(p) for p in procs}
+    out: dict[str, list[int]] = defaultdict(list)
+    for proc in procs:
+        kind = kinds[proc.pid]
+        if kind == PYTHON:
+            try:
+                parent = proc.ppid()
+            except psutil.Error:
+                continue
+            if kinds.get(parent) == PYTHON:
+                continue
+        out[kind].append(proc.pid)
+    return dict(out)
+
+
+#: per server stack's language (stack.toml), the profiler `stack list` names
+BY_LANGUAGE = {
+    "python": "py-spy",
+    "java": "jfr (JDK Flight Recorder)",
+    "javascript": "perf + node's perf map (--perf-basic-prof)",
+    "csharp": "perf (Mono's JIT frames unnamed)",
+    "perl": "perf (the perl interpreter's C frames, not Perl subs)",
+    "php": "perf (PHP's engine: execute_ex, not PHP functions)",
+    "static": "perf",
+}
+
+
+def profiler_for(language: str, name: str) -> str:
+    """What `--profile` samples a server stack with, as `dbstand stack list` says."""
+    if "pypy" in name:
+        return "perf (PyPy's JIT frames unnamed; py-spy reads CPython only)"
+    return BY_LANGUAGE.get(language, "perf (DWARF unwinding)")
