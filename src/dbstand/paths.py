@@ -6,25 +6,23 @@ import os
 from pathlib import Path
 
 
-def state_dir() -> Path:
-    """`$DBSTAND_HOME`, else `$XDG_STATE_HOME/dbstand`, else `~/.local/state/dbstand`."""
-    home = os.environ.get("DBSTAND_HOME")
+def _dir(own: str, xdg: str, default: Path) -> Path:
+    """`$<own>`, else `$<xdg>/dbstand`, else `default`; made if missing."""
+    home = os.environ.get(own)
     if home:
         path = Path(home)
     else:
-        xdg = os.environ.get("XDG_STATE_HOME")
-        path = Path(xdg) / "dbstand" if xdg else Path.home() / ".local" / "state" / "dbstand"
+        base = os.environ.get(xdg)
+        path = Path(base) / "dbstand" if base else default
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def state_dir() -> Path:
+    """`$DBSTAND_HOME`, else `$XDG_STATE_HOME/dbstand`, else `~/.local/state/dbstand`."""
+    return _dir("DBSTAND_HOME", "XDG_STATE_HOME", Path.home() / ".local" / "state" / "dbstand")
 
 
 def cache_dir() -> Path:
     """`$DBSTAND_CACHE`, else `$XDG_CACHE_HOME/dbstand`, else `~/.cache/dbstand`."""
-    root = os.environ.get("DBSTAND_CACHE")
-    if root:
-        path = Path(root)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        path = Path(xdg) / "dbstand" if xdg else Path.home() / ".cache" / "dbstand"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _dir("DBSTAND_CACHE", "XDG_CACHE_HOME", Path.home() / ".cache" / "dbstand")

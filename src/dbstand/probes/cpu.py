@@ -28,7 +28,8 @@ def process_cpu_s(proc: psutil.Process) -> float:
         return times.user + times.system
 
 
-def _tree(pid: int) -> list[psutil.Process]:
+def tree(pid: int) -> list[psutil.Process]:
+    """`pid` and its descendants (just `pid` if they cannot be listed)."""
     root = psutil.Process(pid)
     try:
         return [root, *root.children(recursive=True)]
@@ -43,11 +44,11 @@ def tree_usage(pid: int, exclude: Iterable[int] = (), self_cpu: bool = True
     `self_cpu=False` leaves out the root's own CPU (its children still count): for a
     client whose work is done by programs it starts.
     """
-    procs = _tree(pid)
+    procs = tree(pid)
     skip: set[int] = set()
     for proc in procs:
         if proc.pid in set(exclude):
-            skip.update(p.pid for p in _tree(proc.pid))
+            skip.update(p.pid for p in tree(proc.pid))
     cpu, rss = 0.0, 0
     for proc in procs:
         if proc.pid in skip:

@@ -14,6 +14,8 @@ from collections import defaultdict
 
 import psutil
 
+from dbstand.probes.cpu import tree
+
 PYTHON, JVM, NATIVE = "py-spy", "jfr", "perf"
 
 
@@ -27,14 +29,6 @@ def runtime_of(proc: psutil.Process) -> str:
     if exe == "java":
         return JVM
     return NATIVE
-
-
-def tree(pid: int) -> list[psutil.Process]:
-    root = psutil.Process(pid)
-    try:
-        return [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return [root]
 
 
 def split_tree(pid: int, exclude: tuple[int, ...] = ()) -> dict[str, list[int]]:
