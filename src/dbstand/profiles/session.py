@@ -23,7 +23,7 @@ from typing import Any
 import psutil
 
 from dbstand.profiles import folded, tools
-from dbstand.profiles.runtimes import JVM, NATIVE, PYTHON, split_tree
+from dbstand.profiles.runtimes import GO, JVM, NATIVE, PYTHON, split_tree
 
 #: samples per second of py-spy and perf (JFR's "profile" settings: every 10 ms, Java
 #: threads only); 99 Hz keeps py-spy's cost on a prefork server's many processes low
@@ -59,9 +59,10 @@ class ProfileSession:
         """Start the profilers `pid`'s tree (less `exclude`'s) needs, one per runtime."""
         self.directory.mkdir(parents=True, exist_ok=True)
         for kind, pids in split_tree(pid, exclude).items():
-            for index, one in enumerate(pids if kind != NATIVE else [pids[0]]):
+            perf = kind in (NATIVE, GO)
+            for index, one in enumerate([pids[0]] if perf else pids):
                 out = self.directory / f"{tier}-{kind}-{index}"
-                run = _Running(tier, kind, pids if kind == NATIVE else [one], out)
+                run = _Running(tier, kind, pids if perf else [one], out)
                 _start(run)
                 self.running.append(run)
         if any(r.proc is not None for r in self.running):
@@ -125,8 +126,9 @@ def _start(run: _Running) -> None:
                         "settings=profile"], capture_output=True, check=True, timeout=60)
         return
     else:
+        graph = "fp" if run.kind == GO else f"dwarf,{DWARF_STACK_BYTES}"
         cmd = [tools.perf(), "record", "-q", "-e", "cpu-clock", "-F", str(RATE_HZ),
-               "--call-graph", f"dwarf,{DWARF_STACK_BYTES}",
+               "--call-graph", graph,
                "-p", ",".join(map(str, run.pids)), "-o", str(run.output.with_suffix(".data"))]
     run.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
