@@ -17,3 +17,9 @@ def profile_param(on: bool) -> dict[str, bool]:
     """A case's `profile` param: present only when profiled, so an unprofiled case's key
     stays what it was and `compare` never matches a profiled case with an unprofiled one."""
     return {"profile": True} if on else {}
+
+
+def launch_env(profiled: bool) -> dict[str, str]:
+    """What a server stack's environment adds when its cases are profiled: Node writes
+    its JIT's perf map (/tmp/perf-PID.map), so perf names JavaScript functions."""
+    return {"NODE_OPTIONS": "--perf-basic-prof"} if profiled else {}

@@ -56,9 +56,10 @@ class ProfileSession:
     notes: list[str] = field(default_factory=list)
 
     def attach(self, tier: str, pid: int, exclude: tuple[int, ...] = ()) -> None:
-        """Start the profilers `pid`'s tree (less `exclude`'s) needs, one per runtime."""
+        """Start the profilers `pid`'s tree (less `exclude`'s and the profilers already
+        running, dbstand's children too) needs, one per runtime."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        for kind, pids in split_tree(pid, exclude).items():
+        for kind, pids in split_tree(pid, (*exclude, *self.pids())).items():
             perf = kind in (NATIVE, GO)
             for index, one in enumerate([pids[0]] if perf else pids):
                 out = self.directory / f"{tier}-{kind}-{index}"

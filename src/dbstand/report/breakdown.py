@@ -4,7 +4,8 @@ capacity during the measured window (docs/breakdown.md).
 Read from any workload's records, so every report gets it the same way: in-process
 cases (kv, batch) carry `probes` (client and database CPU over the counted windows);
 served cases (webtech, docquery) carry the app stack's and the database's CPU per
-request and the load generator's CPU; a proxy dbstand started adds
+request and the load generator's CPU; parking's carry the client's, the app's and the
+database's CPU per suite pass (its operation); a proxy dbstand started adds
 `proxy_cpu_us_per_req`; a profiled case adds its profilers' CPU, reported apart.
 """
 
@@ -65,6 +66,14 @@ def tiers_of(record: dict[str, Any]) -> dict[str, tuple[float, float]]:
         for tier, us in per_req.items():
             if us is not None:
                 out[tier] = (us, us * rate / 1e6 / cores)
+    passes = _num(record.get("passes_per_s"))
+    if passes and "app_cpu_ms_per_pass" in record:   # parking: per suite pass
+        rate = passes
+        for tier, key in (("client", "client_cpu_ms_per_pass"),
+                          ("app", "app_cpu_ms_per_pass"), ("database", "db_cpu_ms_per_pass")):
+            ms = _num(record.get(key))
+            if ms is not None:
+                out[tier] = (ms * 1e3, ms / 1e3 * passes / cores)
     profiler = _profiler_share(record)
     if profiler is not None and rate:
         out["profiler"] = (profiler * cores / rate * 1e6, profiler)
