@@ -15,6 +15,8 @@ from collections.abc import Iterable
 
 import psutil
 
+from dbstand.proctree import tree
+
 _CPUCLOCK_SCHED = 2
 
 
@@ -26,15 +28,6 @@ def process_cpu_s(proc: psutil.Process) -> float:
     except (OSError, OverflowError):
         times = proc.cpu_times()
         return times.user + times.system
-
-
-def tree(pid: int) -> list[psutil.Process]:
-    """`pid` and its descendants (just `pid` if they cannot be listed)."""
-    root = psutil.Process(pid)
-    try:
-        return [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return [root]
 
 
 def tree_usage(pid: int, exclude: Iterable[int] = (), self_cpu: bool = True

@@ -15,7 +15,7 @@ from collections import defaultdict
 
 import psutil
 
-from dbstand.probes.cpu import tree
+from dbstand.proctree import tree
 
 PYTHON, JVM, NATIVE, GO = "py-spy", "jfr", "perf", "perf-fp"
 #: an ELF section only the Go toolchain writes
