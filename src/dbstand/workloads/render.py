@@ -7,13 +7,14 @@ import importlib
 import os
 import tempfile
 from collections.abc import Callable, Sequence
+from copy import deepcopy
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from dbstand.report.breakdown import section as breakdown_section
-from dbstand.report.model import Report, unique_names
+from dbstand.report.model import Link, Report, unique_names
 from dbstand.report.renderers import EXPORT_FORMATS, FORMATS, renderer
 from dbstand.results.store import ResultsFile
 
@@ -100,6 +101,20 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def _rebased(report: Report, results_dir: Path, out_dir: Path) -> Report:
+    """The report with its file links (flame graphs beside the results) made relative
+    to the folder the rendered file goes to."""
+    if results_dir.resolve() == out_dir.resolve():
+        return report
+    copy = deepcopy(report)
+    for table in copy.tables():
+        for row in table.links:
+            for key, links in row.items():
+                row[key] = [Link(link.label, os.path.relpath(results_dir / link.href, out_dir))
+                            for link in links]
+    return copy
+
+
 def write_report(results: ResultsFile, path: Path, format: str = "html") -> None:
     write_exports(results, [(format, path)])
 
@@ -110,6 +125,7 @@ def write_exports(results: ResultsFile, exports: Sequence[tuple[str, Path]]) -> 
     if not exports:
         return
     report = build_report(results)
-    texts = [(path, renderer(format)(report)) for format, path in exports]
+    texts = [(path, renderer(format)(_rebased(report, results.path.parent, path.parent)))
+             for format, path in exports]
     for path, text in texts:
         _write_atomic(path, text)
