@@ -102,7 +102,9 @@ def bar_text(parts: list[tuple[str, float]], width: int = BAR_WIDTH) -> str:
 
 
 def _label(record: dict[str, Any]) -> str:
-    bits = [str(record.get("stack") or "?"), str(record.get("op") or ""),
+    rows = record.get("rows") if isinstance(record.get("api"), str) else None  # batch
+    bits = [str(record.get("stack") or "?"), str(record.get("api") or ""),
+            str(record.get("op") or ""), f"{rows:,} rows" if isinstance(rows, int) else "",
             str(record.get("mode") or "")]
     return " ".join(b for b in bits if b) + (" [profiled]" if record.get("profile") else "")
 
