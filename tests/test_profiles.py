@@ -97,3 +97,9 @@ def test_a_missing_profiler_is_one_line(cli_process: Callable[..., Any],
     assert res.code == 2
     assert res.stderr.strip().count("\n") == 0 and "linux-perf" in res.stderr, res.stderr
     assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_profile_needs_the_probes(cli: Callable[..., Any], tmp_path: Path) -> None:
+    res = cli("run", "kv", "--profile", "--no-probes", "-o", str(tmp_path / "r.jsonl"))
+    assert res.code == 2 and "drop --no-probes" in res.stderr
+    assert not (tmp_path / "r.jsonl").exists()

@@ -157,6 +157,8 @@ def run_kv(
                         baseline=baseline, pin=pin, pin_cpus=pin_cpus, cluster=cluster,
                         profile=profile)
     options.check()
+    if profile and not probes:
+        raise UserError("--profile attaches to the trees the probes measure: drop --no-probes")
     ops = split_list(op, "--op")
     modes = split_list(mode, "--mode")
     with run_targets(target) as targets:
