@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from pathlib import Path
 from types import FrameType
 
 import click
@@ -52,6 +53,20 @@ app = typer.Typer(
     rich_markup_mode=None,  # plain help: rich's help renderer alone costs ~30 ms
     cls=lazy_group(_COMMANDS),
 )
+
+
+@app.callback()
+def _options(stack_dir: list[Path] | None = typer.Option(  # noqa: B008 (typer's way)
+        None, "--stack-dir", metavar="PATH",
+        help="A folder of your own server stacks (stack.toml each, docs/stack-manifest.md); "
+             "repeatable; DBSTAND_STACKS lists more, separated by ':'")) -> None:
+    """dbstand's options before the command."""
+    if stack_dir:
+        from dbstand.stacks.manifest import add_stack_dirs
+
+        add_stack_dirs(stack_dir)
+
+
 app.add_typer(_workload_group("serve", "Run a workload's service in the foreground."),
               name="serve")
 app.add_typer(_workload_group("verify", "Check implementations against a workload's "

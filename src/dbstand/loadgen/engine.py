@@ -132,11 +132,15 @@ def run_scenario(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     threads: int | None = None,
     interval_s: float = DEFAULT_INTERVAL_S,
+    rate: float | None = None,
 ) -> LoadResult:
-    """Scenario (closed loop): `users` virtual users, one connection each, run
-    the steps in order, `iterations` times in total or for `duration` seconds.
+    """Scenario: `users` virtual users, one connection each, run the steps in order,
+    `iterations` times in total or for `duration` seconds; closed loop, or with
+    `rate` open loop (iterations started per second in total, at fixed intended
+    times; iteration latency from the intended start; needs `duration`).
     `url` gives host and port; step paths are relative to it. Each step gets its
     own histogram in `result.steps`; whole iterations in `iterations_histogram`."""
     return _run("scenario", url, connections=users, keepalive=keepalive,
                 timeout_s=timeout_s, requests=iterations, duration=duration,
-                threads=threads, scenario=scenario.to_json(), interval=interval_s)
+                threads=threads, scenario=scenario.to_json(), interval=interval_s,
+                rate=rate)

@@ -65,6 +65,7 @@ class TreeCpu:
         self.exclude = tuple(exclude)
         self.self_cpu = self_cpu
         self.cpu_s = 0.0
+        self.windows: list[float] = []   # each window's CPU seconds (for an interval)
         self.peak_rss = 0
         self.lost = ""
         self._start: float | None = None
@@ -85,4 +86,5 @@ class TreeCpu:
         now = self._read()
         if self._start is not None and now is not None:
             self.cpu_s += max(now - self._start, 0.0)
+            self.windows.append(max(now - self._start, 0.0))
         self._start = None

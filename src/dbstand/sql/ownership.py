@@ -147,9 +147,11 @@ class Ownership:
                 f"table {table} exists and was not created by dbstand: refusing to "
                 "touch it (rename it, or give dbstand another --prefix)")
 
-    def create(self, table: str, ddl: str, workload: str) -> None:
-        """(Re)create `table` with `ddl`, refusing if someone else's table has its name."""
-        if not table.startswith(self.prefix) or table == self.registry:
+    def create(self, table: str, ddl: str, workload: str, verbatim: bool = False) -> None:
+        """(Re)create `table` with `ddl`, refusing if someone else's table has its name.
+        `verbatim`: a name a workload needs as it is, outside the prefix (pgbench's
+        tables for its scripts); registered and refused the same way."""
+        if (not verbatim and not table.startswith(self.prefix)) or table == self.registry:
             raise OwnershipError(f"refusing to create {table}: not under prefix {self.prefix}")
         self._ensure_registry()
         self.check(table)

@@ -28,3 +28,13 @@ def to_paramstyle(sql: str, style: str) -> str:
             out += f"${i}" + part
         return out
     raise ValueError(f"unsupported paramstyle {style!r}")
+
+
+def placeholder(style: str, index: int) -> str:
+    """The `index`-th (from 1) parameter's placeholder in a DB-API paramstyle (or
+    asyncpg's `dollar`)."""
+    forms = {"qmark": "?", "format": "%s", "pyformat": "%s", "numeric": f":{index}",
+             "dollar": f"${index}"}
+    if style not in forms:
+        raise ValueError(f"unsupported paramstyle {style!r}")
+    return forms[style]

@@ -3,7 +3,9 @@
 A study runs its seed's matrix on this machine through the workload's own code
 (the functions `dbstand run <workload>` calls), then builds one report: the seed's
 published figures beside the measured ones, each of the seed's claims with the
-measured ratio and a verdict (reproduced, differs, cannot test, with the reason),
+measured ratio and a verdict by the one rule of verdict.py (reproduced, differs,
+inconclusive, or cannot be checked where no stand-in exists), the claims it does not
+check with the reason,
 and the workload's own report of the run. Absolute figures from another machine
 are shown for reference only; verdicts compare ratios within this run.
 """
@@ -15,7 +17,7 @@ import math
 import tomllib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
@@ -23,11 +25,20 @@ from typing import Any, ClassVar
 from dbstand.modes.pinning import DEFAULT_PLACEMENT
 from dbstand.report.model import Block, Column, Report, Section, Table
 from dbstand.results.store import ResultsFile
+from dbstand.studies.verdict import (
+    CANNOT,
+    DIFFERS,
+    INCONCLUSIVE,
+    REPRODUCED,
+    Estimate,
+    combine,
+    judge,
+    ratio,
+)
 from dbstand.targets.managed import ManagedServer, ServerRecord
 
-REPRODUCED = "reproduced"
-DIFFERS = "differs"
-CANNOT = "cannot test"
+__all__ = ["CANNOT", "DIFFERS", "INCONCLUSIVE", "REPRODUCED", "Estimate", "Judged",
+           "Missing", "Outcome", "ratio"]
 
 
 def load_data(name: str) -> dict[str, Any]:
@@ -61,84 +72,56 @@ class StudyOptions:
     output: Path | None = None
 
 
-@dataclass(frozen=True)
-class Estimate:
-    """A measured figure or ratio with its 95% interval (half-width in % of it)."""
-
-    value: float
-    ci_pct: float | None = None
-    shaky: bool = False           # from an unstable or bimodal case
-
-    @property
-    def low(self) -> float:
-        return max(0.0, self.value * (1 - (self.ci_pct or 0) / 100))
-
-    @property
-    def high(self) -> float:
-        return self.value * (1 + (self.ci_pct or 0) / 100)
-
-    def text(self, unit: str = "x", digits: int = 2) -> str:
-        body = f"{self.value:,.{digits}f}{unit}"
-        if self.ci_pct is not None and math.isfinite(self.ci_pct):
-            body += f" ±{self.ci_pct:.0f}%"
-        return body + (" (unstable)" if self.shaky else "")
-
-
-def divide(top: Estimate, bottom: Estimate) -> Estimate:
-    """top / bottom; the interval combines both sides' (in quadrature)."""
-    ci = None
-    if top.ci_pct is not None and bottom.ci_pct is not None:
-        ci = math.hypot(top.ci_pct, bottom.ci_pct)
-    return Estimate(top.value / bottom.value, ci, top.shaky or bottom.shaky)
+def placement_of(record: Mapping[str, Any]) -> str | None:
+    """The CPU placement a case ran under, as recorded (a served case's `placement`,
+    kv's `environment.server.cpu_pinning`); None where the record has none. Two
+    figures with different placements give no ratio (verdict.ratio)."""
+    pin = record.get("placement") or \
+        ((record.get("environment") or {}).get("server") or {}).get("cpu_pinning")
+    if not isinstance(pin, Mapping):
+        return None
+    if not pin.get("enabled"):
+        return "unpinned"
+    cpus = pin.get("cpus")
+    if isinstance(cpus, Mapping) and cpus:
+        where = ", ".join(f"{role} {','.join(map(str, c))}" for role, c in sorted(cpus.items())
+                          if c)
+    else:
+        where = f"client {pin.get('client_cpus')}, server {pin.get('server_cpus')}"
+    return f"{pin.get('placement', '?')}: {where}"
 
 
 def finite(x: Any) -> float | None:
     return float(x) if isinstance(x, int | float) and math.isfinite(x) else None
 
 
+def throughput(record: Mapping[str, Any], shaky: bool = False) -> Estimate:
+    """A case's operations (or requests) per second with its 95% interval, its
+    unstable tag (or `shaky`) and the CPU placement it ran under."""
+    return Estimate(float(record["ops_per_s"]), finite(record.get("ci95_pct")),
+                    shaky or bool(record.get("unstable")), placement=placement_of(record))
+
+
 @dataclass(frozen=True)
 class Judged:
-    """A structural check's own verdict (an order, a sweep, a scaling exponent)."""
+    """A verdict a check reached through verdict.py itself (an ordering, a sweep's
+    best level), with what it measured."""
 
     verdict: str
     measured: str
     reason: str = ""
 
 
-#: what a check returns: labelled estimates to judge, a Judged, or why it cannot run
-Outcome = list[tuple[str, Estimate]] | Judged | str
+@dataclass(frozen=True)
+class Missing:
+    """No stand-in exists for what the claim is about: what is missing."""
+
+    what: str
 
 
-def judge(est: Estimate, claim: Mapping[str, Any]) -> tuple[str, str]:
-    """The verdict of one estimate against the claim's expectation."""
-    expect = claim.get("expect", "greater")
-    interval = f" (interval {est.low:.2f}-{est.high:.2f})" if est.ci_pct else ""
-    if expect in ("greater", "less"):
-        than = float(claim.get("than", 1.0))
-        above, below = est.low > than, est.high < than
-        if (expect == "greater" and above) or (expect == "less" and below):
-            return REPRODUCED, f"{'above' if above else 'below'} {than:g}{interval}"
-        if above or below:
-            return DIFFERS, f"{'above' if above else 'below'} {than:g}, the other way{interval}"
-        return DIFFERS, f"within noise: the interval holds {than:g}{interval}"
-    if expect == "about":
-        target, tolerance = float(claim["value"]), float(claim.get("tolerance", 0.1))
-        if abs(est.value - target) <= tolerance * target:
-            return REPRODUCED, f"within ±{tolerance:.0%} of {target:g}"
-        if est.ci_pct and est.low <= target <= est.high:
-            return REPRODUCED, f"the interval holds {target:g}{interval}"
-        return DIFFERS, f"beyond ±{tolerance:.0%} of {target:g}{interval}"
-    if expect == "between":
-        low, high = float(claim["low"]), float(claim["high"])
-        if low <= est.value <= high:
-            return REPRODUCED, f"between {low:g} and {high:g}"
-        return DIFFERS, f"outside {low:g}-{high:g}"
-    if expect == "at_least":
-        value = float(claim["value"])
-        if est.value >= value:
-            return REPRODUCED, f"at least {value:g}{interval}"
-        return DIFFERS, f"below {value:g}{interval}"
-    raise ValueError(f"unknown expectation {expect!r}")
+#: what a check returns: labelled estimates to judge, a Judged, a Missing stand-in,
+#: or why the run has nothing to judge (a case it needs did not run)
+Outcome = list[tuple[str, Estimate]] | Judged | Missing | str
 
 
 @dataclass
@@ -151,42 +134,53 @@ class ClaimResult:
     verdict: str
     reason: str
     note: str = ""
+    stand_in: str = ""
 
     def as_dict(self) -> dict[str, str]:
         return {"id": self.id, "claim": self.claim, "where": self.where, "seed": self.seed,
                 "measured": self.measured, "verdict": self.verdict, "reason": self.reason,
-                "note": self.note}
+                "note": self.note, "stand_in": self.stand_in}
 
 
-def settle(claim: Mapping[str, Any], outcome: Outcome, unit: str = "x") -> ClaimResult:
-    """A claim's row from what its check found."""
+def settle(claim: Mapping[str, Any], outcome: Outcome, unit: str = "x",
+           stand_in: str = "") -> ClaimResult:
+    """A claim's row from what its check found, by the one rule of verdict.py."""
+    note = str(claim.get("note", ""))
+    if "spread_from" in claim:
+        note += ("; " if note else "") + f"about-band ±{float(claim['spread']):.0%}: " \
+            f"{claim['spread_from']}"
     head = dict(id=str(claim["id"]), claim=str(claim["claim"]),
                 where=str(claim.get("where", "")), seed=str(claim.get("seed", "")),
-                note=str(claim.get("note", "")))
+                note=note)
+    if isinstance(outcome, Missing):
+        return ClaimResult(**head, measured="-", verdict=CANNOT,
+                           reason=f"no stand-in: {outcome.what}")
+    head["stand_in"] = stand_in
     if isinstance(outcome, str):
-        return ClaimResult(**head, measured="-", verdict=CANNOT, reason=outcome)
+        return ClaimResult(**head, measured="-", verdict=INCONCLUSIVE,
+                           reason=f"not measured in this run: {outcome}")
     if isinstance(outcome, Judged):
         return ClaimResult(**head, measured=outcome.measured, verdict=outcome.verdict,
                            reason=outcome.reason)
     if not outcome:
-        return ClaimResult(**head, measured="-", verdict=CANNOT,
-                           reason="the cases it needs did not run or failed")
+        return ClaimResult(**head, measured="-", verdict=INCONCLUSIVE,
+                           reason="not measured in this run: the cases it needs did not "
+                                  "run or failed")
     verdicts = [(label, est, *judge(est, claim)) for label, est in outcome]
     measured = "; ".join(f"{label} {est.text(unit)}".strip() for label, est, _, _ in verdicts)
-    failing = [(label, reason) for label, _, v, reason in verdicts if v != REPRODUCED]
-    shaky = any(est.shaky for _, est in outcome)
-    if not failing:
-        reasons = list(dict.fromkeys(r for *_, r in verdicts))
-        reason = "; ".join(reasons) if len(reasons) == 1 else \
-            f"all {len(verdicts)}: " + "; ".join(reasons[:2])
-        verdict = REPRODUCED
-    else:
-        verdict = DIFFERS
-        reason = "; ".join(f"{label}: {why}".strip(": ") for label, why in failing[:4])
-        if len(verdicts) > 1:
-            reason = f"{len(failing)} of {len(verdicts)} differ: {reason}"
-    if shaky:
-        reason += " (from unstable cases: rerun on a quieter machine)"
+    verdict = combine([v for _, _, v, _ in verdicts])
+    shown = [(label, why) for label, _, v, why in verdicts if v == verdict] \
+        if verdict != REPRODUCED else [(label, why) for label, _, _, why in verdicts]
+    reason = "; ".join(f"{label}: {why}".strip(": ") for label, why in shown[:4])
+    if len(shown) > 4:
+        reason += f"; {len(shown) - 4} more alike"
+    if len(verdicts) > 1:
+        counts = {v: sum(1 for *_, w, _ in verdicts if w == v)
+                  for v in (REPRODUCED, DIFFERS, INCONCLUSIVE)}
+        reason = ", ".join(f"{n} {v}" for v, n in counts.items() if n) + f" of " \
+            f"{len(verdicts)}: " + reason
+    if any(est.shaky for _, est in outcome):
+        reason += " (some timings are from cases that hit the iteration cap: unstable)"
     return ClaimResult(**head, measured=measured, verdict=verdict, reason=reason)
 
 
@@ -202,11 +196,12 @@ def ok(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def claims_table(results: Sequence[ClaimResult]) -> Table:
     columns = [Column("id", "claim"), Column("text", "what the seed says"),
-               Column("seed", "seed"), Column("measured", "measured here"),
-               Column("verdict", "verdict"), Column("reason", "why")]
+               Column("seed", "seed"), Column("measured", "measured here [95% interval]"),
+               Column("verdict", "verdict"), Column("stand_in", "stand-in"),
+               Column("reason", "why")]
     rows = [{"id": r.id, "text": r.claim + (f" [{r.note}]" if r.note else ""),
              "seed": r.seed, "measured": r.measured, "verdict": r.verdict.upper(),
-             "reason": r.reason} for r in results]
+             "stand_in": r.stand_in or "-", "reason": r.reason} for r in results]
     styles: list[str | None] = [None if r.verdict == REPRODUCED else
                                 "failed" if r.verdict == DIFFERS else "unstable"
                                 for r in results]
@@ -214,9 +209,28 @@ def claims_table(results: Sequence[ClaimResult]) -> Table:
                  rows, styles, anchor="claims")
 
 
+RULE = ("Verdict rule (the same for every claim): REPRODUCED when the whole 95% interval "
+        "of the measured figure satisfies the claim, DIFFERS when the whole interval "
+        "contradicts it, INCONCLUSIVE otherwise (also when a case it needs did not run, or "
+        "two figures were measured under different CPU placements); CANNOT BE CHECKED only "
+        "where no stand-in exists. A ratio's interval is Fieller's, from both means' "
+        "intervals. \"About X\" means X with the seed's own spread where it states one, "
+        "else ±20%. An ordering holds only when every adjacent pair's ratio interval lies "
+        "above 1.")
+
+
+def unchecked_table(entries: Sequence[Mapping[str, Any]]) -> Table:
+    """The seed's statements this study does not judge, each with its reason."""
+    return Table("The seed's claims not checked here", [
+        Column("id", "claim"), Column("text", "what the seed says"),
+        Column("where", "where"), Column("reason", "why not checked")],
+        [{"id": str(e["id"]), "text": str(e["claim"]), "where": str(e.get("where", "")),
+          "reason": str(e["reason"])} for e in entries], anchor="not-checked")
+
+
 def tally(results: Sequence[ClaimResult]) -> str:
     counts = {v: sum(1 for r in results if r.verdict == v)
-              for v in (REPRODUCED, DIFFERS, CANNOT)}
+              for v in (REPRODUCED, DIFFERS, INCONCLUSIVE, CANNOT)}
     return ", ".join(f"{n} {v}" for v, n in counts.items())
 
 
@@ -259,18 +273,33 @@ class Study(ABC):
     def claim_unit(self, claim: Mapping[str, Any]) -> str:
         return "x"
 
+    def stand_in_of(self, config: str) -> str:
+        """The stack standing in for one of the seed's configurations ('' if none)."""
+        entry = (self.data.get("stand_ins") or {}).get(config) or ""
+        return str(entry.get("stack") or "" if isinstance(entry, Mapping) else entry)
+
+    def stand_in(self, claim: Mapping[str, Any]) -> str:
+        """Which stand-in a claim's verdict comes from (the study's, unless the study
+        names the stacks per claim)."""
+        return str(self.data["source"].get("stand_in", ""))
+
+    def check_no_stand_in(self, records: list[dict[str, Any]],
+                          claim: Mapping[str, Any]) -> Outcome:
+        """A claim about a configuration with no stand-in: checked against the study's
+        own table of stand-ins, so a stand-in added later is not left unmeasured."""
+        found = self.stand_in_of(str(claim["config"]))
+        if found:
+            return f"{claim['config']} has a stand-in ({found}) but no check of this claim"
+        return Missing(str(claim["missing"]))
+
     def claims(self, records: list[dict[str, Any]]) -> list[ClaimResult]:
         out = []
         checks = self.checks()
         for claim in self.data.get("claims", []):
             kind = str(claim.get("check", "ratio"))
-            if kind == "cannot":
-                outcome: Outcome = str(claim.get("reason", "not measurable here"))
-            elif kind not in checks:
-                outcome = f"no check {kind!r} in this version"
-            else:
-                outcome = checks[kind](records, claim)
-            out.append(settle(claim, outcome, self.claim_unit(claim)))
+            outcome: Outcome = checks[kind](records, claim) if kind in checks else \
+                f"no check {kind!r} in this version"
+            out.append(settle(claim, outcome, self.claim_unit(claim), self.stand_in(claim)))
         return out
 
     def source_block(self, quick: bool) -> list[Block]:
@@ -296,8 +325,10 @@ class Study(ABC):
         claims = self.claims(records)
         sections = [Section("What is reproduced", self.source_block(quick)),
                     Section("Published beside measured", self.published(records)),
-                    Section("Claims", [claims_table(claims),
-                                       f"Verdicts: {tally(claims)}."]),
+                    Section("Claims", [RULE, claims_table(claims),
+                                       f"Verdicts: {tally(claims)}.",
+                                       *([unchecked_table(self.data["unchecked"])]
+                                         if self.data.get("unchecked") else [])]),
                     *own.sections]
         failed = sum(1 for r in records if r.get("status") != "ok")
         notes = [*own.notes]
@@ -314,26 +345,3 @@ class Study(ABC):
                                "claims": [c.as_dict() for c in claims]},
                         warnings=own.warnings, measurements=own.measurements)
         return report, claims
-
-
-@dataclass
-class Cell:
-    """One published figure and its measured counterpart."""
-
-    seed: float | None
-    here: float | None
-    seed_ref: float | None = None
-    here_ref: float | None = None
-    flags: list[str] = field(default_factory=list)
-
-    def text(self, digits: int = 0, unit: str = "") -> str:
-        def one(value: float | None, ref: float | None) -> str:
-            if value is None:
-                return "-"
-            body = f"{value:,.{digits}f}{unit}"
-            if ref:
-                body += f" ({value / ref:.2f}x)"
-            return body
-
-        flag = f" {' '.join(self.flags)}" if self.flags else ""
-        return f"{one(self.seed, self.seed_ref)} | {one(self.here, self.here_ref)}{flag}"

@@ -21,10 +21,10 @@ from dbstand.studies.base import (
     Outcome,
     Study,
     StudyOptions,
-    divide,
-    finite,
     ok,
+    ratio,
     started,
+    throughput,
 )
 
 QUICK = {"size": 10_000, "repeats": 3, "test1_requests": 2_000}
@@ -40,11 +40,6 @@ def find(records: list[dict[str, Any]], stack: str, test: str) -> dict[str, Any]
         if r.get("stack") == stack and r.get("op") == test and r.get("mode") == "new":
             return r
     return None
-
-
-def estimate(record: dict[str, Any]) -> Estimate:
-    return Estimate(float(record["ops_per_s"]), finite(record.get("ci95_pct")),
-                    bool(record.get("unstable")))
 
 
 class DocqueryStudy(Study):
@@ -134,7 +129,7 @@ class DocqueryStudy(Study):
         bottom = find(records, claim["bottom"]["stack"], claim["bottom"]["test"])
         if not top or not bottom:
             return []
-        return [(f"{claim['top']['test']} req/s", divide(estimate(top), estimate(bottom)))]
+        return [(f"{claim['top']['test']} req/s", ratio(throughput(top), throughput(bottom)))]
 
     def check_latency(self, records: list[dict[str, Any]],
                       claim: Mapping[str, Any]) -> Outcome:

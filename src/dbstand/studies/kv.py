@@ -17,19 +17,18 @@ from typing import Any
 from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
 from dbstand.studies.base import (
-    CANNOT,
-    DIFFERS,
     REPRODUCED,
     Estimate,
     Judged,
     Outcome,
     Study,
     StudyOptions,
-    divide,
-    finite,
     ok,
+    ratio,
     started,
+    throughput,
 )
+from dbstand.studies.verdict import combine, judge
 
 STACKS = ("tarantool", "asynctnt")
 SYNC_MODES = ["sync", "threads:16"]
@@ -90,8 +89,7 @@ def pins_of(records: list[dict[str, Any]]) -> str:
 def estimate(record: dict[str, Any]) -> Estimate:
     from dbstand.workloads.kv.table import bimodal_of
 
-    return Estimate(float(record["ops_per_s"]), finite(record.get("ci95_pct")),
-                    bool(record.get("unstable")) or bimodal_of(record) is not None)
+    return throughput(record, shaky=bimodal_of(record) is not None)
 
 
 class KvStudy(Study):
@@ -222,37 +220,61 @@ class KvStudy(Study):
         for op in ops:
             top, bottom = find(records, claim["top"], op), find(records, claim["bottom"], op)
             if top and bottom:
-                out.append((op, divide(estimate(top), estimate(bottom))))
+                out.append((op, ratio(estimate(top), estimate(bottom))))
         return out
 
     def check_sweep(self, records: list[dict[str, Any]], claim: Mapping[str, Any]) -> Outcome:
-        from dbstand.workloads.kv.table import sweeps
-
+        """"Level L is the best": L's throughput over every other level's, each ratio's
+        whole interval above 1 (an ordering with L first); a plateau holding L is
+        inconclusive, a level beyond L's interval contradicts it."""
         want = claim["sweep"]
-        level = int(claim["level"])
-        for sw in sweeps(records):
-            if (sw["stack"], sw["family"], sw["op"]) != (want["stack"], want["family"],
-                                                          want["op"]):
+        level, family = int(claim["level"]), str(want["family"])
+        points: dict[int, dict[str, Any]] = {}
+        for r in ok(records):
+            mode = str(r.get("mode", ""))
+            if r.get("op") != want["op"] or _label(r) != want["stack"] or \
+                    not mode.startswith(family) or not mode[len(family):].isdigit():
                 continue
-            if sw["loop"] not in ("", want.get("loop", "asyncio")):
+            if _loop(r) and _loop(r) != want.get("loop", "asyncio"):
                 continue
-            curve = ", ".join(f"{p.level}: {p.ops:,.0f}" + ("?" if p.shaky else "")
-                              for p in sw["points"])
-            measured = f"{sw['verdict']} ({curve} ops/s; ? unstable)"
-            if sw["optimum"] is None and sw["plateau"] is None:
-                return Judged(CANNOT, measured, "every point of the sweep is unstable: no "
-                              "optimum can be named on this machine now")
-            if sw["optimum"] is not None:
-                best = int(sw["optimum"].rsplit(":", 1)[1])
-                verdict = REPRODUCED if best == level else DIFFERS
-                return Judged(verdict, measured, f"the optimum is {best}, beyond its "
-                              f"neighbours' intervals; the seed found {level}")
-            lo, hi = (int(x) for x in sw["plateau"].rsplit(":", 1)[1].split("-"))
-            verdict = REPRODUCED if lo <= level <= hi else DIFFERS
-            return Judged(verdict, measured, f"no single optimum: a plateau from {lo} to "
-                          f"{hi}, which {'holds' if verdict == REPRODUCED else 'misses'} "
-                          f"the seed's {level}")
-        return "the sweep did not run (or every point failed)"
+            points.setdefault(int(mode[len(family):]), r)
+        if level not in points or len(points) < 2:
+            return f"the sweep did not run at {family}{level} and another level"
+        mine = throughput(points[level])
+        judged = []
+        for n, r in sorted(points.items()):
+            if n != level:
+                rr = ratio(mine, throughput(r))
+                judged.append((n, rr, *judge(rr, {"expect": "greater", "than": 1.0})))
+        curve = ", ".join(f"{n}: {p['ops_per_s']:,.0f}" for n, p in sorted(points.items()))
+        measured = f"{curve} ops/s; {family}{level} over " + ", ".join(
+            f"{n}: {rr.text()}" for n, rr, _, _ in judged)
+        verdict = combine([v for *_, v, _ in judged])
+        if verdict == REPRODUCED:
+            reason = f"{level} beyond every other level's interval"
+        else:
+            reason = "; ".join(f"over {n}: {v} ({why})" for n, _, v, why in judged
+                               if v != REPRODUCED)
+        return Judged(verdict, measured, reason)
+
+    def stand_in(self, claim: Mapping[str, Any]) -> str:
+        stand = self.data["stand_ins"]
+        sides = [claim.get("top"), claim.get("bottom"), claim.get("sweep")]
+        stacks = {str(s["stack"]) for s in sides if isinstance(s, Mapping)}
+        modes = {str(s.get("mode", s.get("family", ""))) for s in sides
+                 if isinstance(s, Mapping)}
+        loops = {str(s.get("loop", "")) for s in sides if isinstance(s, Mapping)}
+        parts = []
+        if any(s.startswith("asynctnt") for s in stacks):
+            parts.append(stand["c_extension"] if "asyncio:1" in modes else
+                         "asynctnt (Cython, asyncio) for the seed's connectors under coroutines")
+        if any(s.startswith("tarantool") for s in stacks):
+            parts.append(stand["pure"])
+        if any(m.startswith("threads") for m in modes):
+            parts.append(stand["threads"])
+        if "uvloop" in loops:
+            parts.append(stand["runtimes"])
+        return "; ".join(parts)
 
 
 STUDY = KvStudy

@@ -16,17 +16,28 @@ from typing import Any
 from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
 from dbstand.studies.base import (
+    INCONCLUSIVE,
+    REPRODUCED,
     Estimate,
+    Judged,
     Outcome,
     Study,
     StudyOptions,
-    divide,
     finite,
     ok,
+    ratio,
     started,
 )
+from dbstand.studies.verdict import combine, judge, ordering
 
-STACKS = ("python-sqlalchemy", "cpp-parking-soci-orm", "cpp-parking-soci-orm-odbc")
+STACKS = ("python-sqlalchemy", "pypy-sqlalchemy", "cpp-parking-soci-orm",
+          "cpp-parking-soci-orm-odbc")
+#: the seed's five statement kinds (table 2); the counters' "other" is not one of them
+KINDS = ("select", "select_for_update", "update", "insert", "delete")
+#: each figure's interval in the record (the pass time's is the run's own)
+INTERVALS = {"ms_per_pass": "ci95_pct", "app_cpu_ms_per_pass": "app_cpu_ci95_pct",
+             "db_cpu_ms_per_pass": "db_cpu_ci95_pct",
+             "log_bytes_per_pass": "log_bytes_ci95_pct"}
 QUICK = {"passes": 10, "batches": 4, "warmup": 1}
 FULL = {"passes": 20, "batches": 5, "warmup": 1}       # the seed: 20 passes x 5 batches
 
@@ -95,8 +106,9 @@ class ParkingStudy(Study):
         for name, calls, pct in zip(t["names"], t["calls"], t["time_pct"], strict=True):
             f = funcs.get(name) or {}
             here_calls = f.get("calls", 0) / passes if passes and f else None
-            share = f.get("calls", 0) * f.get("mean_us", 0) / total * 100 if total and f \
-                else None
+            share = finite(f.get("share_pct")) if f else None
+            if share is None and total and f:  # a record from before per-batch shares
+                share = f.get("calls", 0) * f.get("mean_us", 0) / total * 100
             rows.append({"function": name, "calls": f"{calls} | "
                          + ("-" if here_calls is None else f"{here_calls:g}"),
                          "share": f"{pct:.2f} | " + ("-" if share is None else f"{share:.2f}")})
@@ -117,19 +129,23 @@ class ParkingStudy(Study):
             row = {"kind": kind.replace("_", " ").upper(), "sa": str(t["sqlalchemy"][i]),
                    "yb": str(t["yborm"][i])}
             for stack, r in measured:
-                per = (r or {}).get("statements_per_pass") or {}
-                value = per.get(kind)
-                row[stack] = "-" if value is None else f"{value:g}"
+                value = ((r or {}).get("statements_per_pass") or {}).get(kind)
+                into = folded_into(r, kind)
+                row[stack] = "-" if value is None else f"{value:g}" + (
+                    f" (with {' '.join(into).replace('_', ' ').upper()})" if into else "")
             rows.append(row)
-        rows.append({"kind": "TOTAL", "sa": str(sum(t["sqlalchemy"])),
+        rows.append({"kind": "TOTAL (the five kinds)", "sa": str(sum(t["sqlalchemy"])),
                      "yb": str(sum(t["yborm"])),
-                     **{s: (f"{sum(v for v in per.values() if v):g}"
+                     **{s: (f"{sum((per.get(k) or 0) for k in KINDS):g}"
                             if (per := (r or {}).get("statements_per_pass")) else "-")
                         for s, r in measured}})
         note = next((str(r["statements_note"]) for _, r in measured
                      if r and r.get("statements_note")), "")
+        total = ("TOTAL adds the seed's five kinds; the counters' other statements are left "
+                 "out, as in the seed.")
         return Table("Table 2: SQL statements per suite pass", columns, rows,
-                     caption=note, anchor="seed-table2")
+                     caption=(note.rstrip(".") + ". " if note else "") + total,
+                     anchor="seed-table2")
 
     def _logs(self, records: list[dict[str, Any]]) -> Table:
         t = self.data["tables"]["logs"]
@@ -176,14 +192,24 @@ class ParkingStudy(Study):
                      anchor="seed-table4")
 
     # --- the claims ----------------------------------------------------------------------
+    def stand_in(self, claim: Mapping[str, Any]) -> str:
+        """The stacks a claim's verdict comes from, and MariaDB for MySQL 5.5."""
+        seed_of = {v: k for k, v in self.configs().items() if v}
+        names = [str(x["stack"] if isinstance(x, Mapping) else x) for x in
+                 (claim.get("top"), claim.get("bottom"), claim.get("stack")) if x]
+        parts = [f"{n} for {seed_of.get(n, '?')}" for n in dict.fromkeys(names)]
+        return "; ".join([*parts, "MariaDB for MySQL 5.5"])
+
     @staticmethod
     def _estimate(record: dict[str, Any], metric: str) -> Estimate | None:
+        """A per-pass figure with its interval; only the pass time, a timing, carries
+        the unstable tag of its case (CPU and log volume are not what the stop rule
+        watched)."""
         value = finite(record.get(metric))
         if not value:
             return None
-        # the pass time's interval is the run's; CPU and log volume have none recorded
-        ci = finite(record.get("ci95_pct")) if metric == "ms_per_pass" else None
-        return Estimate(value, ci, bool(record.get("unstable")))
+        ci = finite(record.get(INTERVALS.get(metric, "")))
+        return Estimate(value, ci, metric == "ms_per_pass" and bool(record.get("unstable")))
 
     def check_ratio(self, records: list[dict[str, Any]], claim: Mapping[str, Any]) -> Outcome:
         top = find(records, claim["top"]["stack"], claim["top"].get("logging", "on"))
@@ -193,29 +219,84 @@ class ParkingStudy(Study):
         a, b = self._estimate(top, claim["metric"]), self._estimate(bottom, claim["metric"])
         if a is None or b is None:
             return f"{claim['metric']} was not measured for both stacks"
-        return [(claim["metric"].replace("_", " "), divide(a, b))]
+        return [(claim["metric"].replace("_", " "), ratio(a, b))]
 
     def check_logging_gain(self, records: list[dict[str, Any]],
                            claim: Mapping[str, Any]) -> Outcome:
-        value = self.gain(records, claim["stack"], claim["metric"])
-        if value is None:
-            return [] if not find(records, claim["stack"], "on") else \
-                f"{claim['metric']} missing with logging on or off"
-        return [(f"{claim['stack']} saves %", Estimate(value))]
+        """% saved by turning logging off, 100 (1 - off/on), its interval from the
+        ratio's."""
+        on, off = find(records, claim["stack"], "on"), find(records, claim["stack"], "off")
+        if not on or not off:
+            return []
+        a, b = self._estimate(off, claim["metric"]), self._estimate(on, claim["metric"])
+        if a is None or b is None:
+            return f"{claim['metric']} missing with logging on or off"
+        r = ratio(a, b)
+        gain = Estimate((1 - r.value) * 100, shaky=r.shaky, exact=r.exact,
+                        bounds=None if not r.has_interval or r.exact else
+                        ((1 - r.high) * 100, (1 - r.low) * 100))
+        return [(f"{claim['stack']} saves", gain)]
 
     def check_statements(self, records: list[dict[str, Any]],
                          claim: Mapping[str, Any]) -> Outcome:
-        def count(stack: str) -> float | None:
-            r = find(records, stack, "off") or find(records, stack, "on")
-            return finite(((r or {}).get("statements_per_pass") or {}).get(claim["kind"]))
+        """Statements per pass are counts (exact); a kind the server's counter cannot
+        tell apart from another (MariaDB counts SELECT ... FOR UPDATE as SELECT) gives
+        no verdict on that kind."""
+        kind = str(claim["kind"])
+        found = {s: find(records, s, "off") or find(records, s, "on")
+                 for s in (claim["top"], claim["bottom"])}
+        counts = {s: finite(((r or {}).get("statements_per_pass") or {}).get(kind))
+                  for s, r in found.items()}
+        if any(v is None for v in counts.values()):
+            return f"{kind} statements were not counted for both stacks"
+        a, b = counts[claim["top"]], counts[claim["bottom"]]
+        assert a is not None and b is not None
+        folded = sorted({k for r in found.values() for k in folded_into(r, kind)})
+        if folded:
+            merged = " + ".join(k.replace("_", " ").upper() for k in (kind, *folded))
+            return Judged(INCONCLUSIVE, f"{merged} per pass {a:g} vs {b:g} ({a / b:.2f}x)",
+                          f"the server's counter counts {merged} as one kind, so plain "
+                          f"{kind.upper()} cannot be told apart here")
+        return [(f"{kind} per pass {a:g} vs {b:g}", Estimate(a / b, exact=True))]
 
-        a, b = count(claim["top"]), count(claim["bottom"])
-        if a is None or b is None:
-            return f"{claim['kind']} statements were not counted for both stacks"
-        return [(f"{claim['kind']} per pass {a:g} vs {b:g}", Estimate(a / b))]
+    def check_shares(self, records: list[dict[str, Any]], claim: Mapping[str, Any]) -> Outcome:
+        """The named functions lead the shares of a batch's time in the claim's order,
+        and the last of them is above every other function: an ordering, each adjacent
+        pair's ratio above 1 (shares with their interval over batches)."""
+        r = find(records, str(claim["stack"]), str(claim.get("logging", "on")))
+        if r is None:
+            return []
+        funcs = r.get("functions") or {}
+        shares = {name: Estimate(float(f["share_pct"]), finite(f.get("share_ci95_pct")))
+                  for name, f in funcs.items() if finite(f.get("share_pct"))}
+        order = [str(x) for x in claim["order"]]
+        if any(name not in shares for name in order):
+            return "per-batch shares of the named functions were not recorded"
+        verdict, pairs = ordering([(name, shares[name]) for name in order])
+        rest = [n for n in shares if n not in order]
+        below = [(f"{order[-1]}/{n}", ratio(shares[order[-1]], shares[n])) for n in rest]
+        judged = [(label, est, *judge(est, {"expect": "greater", "than": 1.0}))
+                  for label, est in below]
+        verdict = combine([verdict, *(v for *_, v, _ in judged)])
+        top = sorted(shares.items(), key=lambda kv: -kv[1].value)[:4]
+        measured = ", ".join(f"{n} {e.text('%', 1)}" for n, e in top) + "; " + \
+            ", ".join(f"{label} {est.text()}" for label, est, _, _ in pairs)
+        if judged:
+            label, est, *_ = min(judged, key=lambda j: j[1].value)
+            measured += f"; closest below: {label} {est.text()}"
+        wrong = [f"{label}: {v} ({why})" for label, _, v, why in
+                 [*pairs, *judged] if v != REPRODUCED]
+        return Judged(verdict, measured, "; ".join(wrong[:3]) if wrong else
+                      "every adjacent pair's interval above 1")
 
     def claim_unit(self, claim: Mapping[str, Any]) -> str:
         return "%" if claim.get("check") == "logging_gain" else "x"
+
+
+def folded_into(record: dict[str, Any] | None, kind: str) -> list[str]:
+    """The kinds the record's counter counted as `kind` (not told apart)."""
+    folded = (record or {}).get("statements_uncounted") or {}
+    return sorted(k for k, into in folded.items() if into == kind)
 
 
 STUDY = ParkingStudy

@@ -18,15 +18,18 @@ from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
 from dbstand.studies.base import (
     Estimate,
+    Judged,
     Outcome,
     Study,
     StudyOptions,
     as_list,
-    divide,
     finite,
     ok,
+    ratio,
     started,
+    throughput,
 )
+from dbstand.studies.verdict import INCONCLUSIVE, REPRODUCED, combine, judge
 
 LIMIT = "static-nginx"
 #: the quick variant leaves Jetty out (Tomcat stands for the same family) and runs
@@ -50,11 +53,6 @@ def find(records: list[dict[str, Any]], stack: str, test: str,
                 r.get("mode") == f"clients:{clients}":
             return r
     return None
-
-
-def estimate(record: dict[str, Any]) -> Estimate:
-    return Estimate(float(record["ops_per_s"]), finite(record.get("ci95_pct")),
-                    bool(record.get("unstable")))
 
 
 class WebtechStudy(Study):
@@ -104,17 +102,11 @@ class WebtechStudy(Study):
                                       redacted_argv()), console)
 
     # --- published beside measured ---------------------------------------------------
-    def stand_in(self, tech: str, test: str) -> str:
-        entry = self.data["stand_ins"].get(tech) or {}
-        if test == "hello" and entry.get("hello"):
-            return str(entry["hello"])
-        return str(entry.get("stack") or "")
-
     def measured(self, records: list[dict[str, Any]], tech: str, test: str,
                  clients: int) -> float | None:
         """The stand-in's figure for the seed's (technology, test): its Servlet test is
         the servlet stack's hello page."""
-        stack = self.stand_in(tech, test)
+        stack = self._stand_in_stack(tech, test)
         page = "hello" if test == "servlet" else test
         r = find(records, stack, page, clients) if stack else None
         return finite(r.get("ops_per_s")) if r else None
@@ -143,11 +135,14 @@ class WebtechStudy(Study):
         rows, styles = [], []
         for seed_row in table["rows"]:
             tech = seed_row["tech"]
-            cells = {"tech": tech, "stand_in": self.stand_in(tech, "file") or "(none)"}
+            cells = {"tech": tech, "stand_in": self._stand_in_stack(tech, "file") or "(none)"}
             for test in tests:
                 seed_value = seed_row.get(test)
                 seed_ref = ref_row.get(ref_test(test))
-                here = self.measured(records, tech, test, clients)
+                # a cell the seed left blank (no Servlet test for PHP, Perl, CGI; no db
+                # figure for ASP) stays blank here: its stand-in's hello is not it
+                here = None if seed_value is None else \
+                    self.measured(records, tech, test, clients)
                 here_ref = self.measured(records, reference, ref_test(test), clients)
                 cells[test] = f"{_fmt(seed_value, seed_ref)} | {_fmt(here, here_ref)}"
             rows.append(cells)
@@ -180,7 +175,7 @@ class WebtechStudy(Study):
                         label = " ".join(x for x in (
                             who, test_top if same else f"{test_top}/{test_bottom}",
                             f"{n} user{'s' if n > 1 else ''}") if x)
-                        out.append((label, divide(estimate(a), estimate(b))))
+                        out.append((label, ratio(throughput(a), throughput(b))))
         return out
 
     def check_clients(self, records: list[dict[str, Any]],
@@ -192,8 +187,95 @@ class WebtechStudy(Study):
                 four, one = find(records, stack, test, 4), find(records, stack, test, 1)
                 if four and one:
                     label = f"{stack} {test}" if len(stacks) > 1 else test
-                    out.append((label, divide(estimate(four), estimate(one))))
+                    out.append((label, ratio(throughput(four), throughput(one))))
         return out
+
+    def stand_in(self, claim: Mapping[str, Any]) -> str:
+        """The stacks a claim's verdict comes from and the technologies they stand in for."""
+        names: list[str] = []
+        for side in (claim.get("top"), claim.get("bottom"), claim):
+            if isinstance(side, Mapping) and side.get("stack"):
+                names += [str(x) for x in as_list(side["stack"])]
+        techs: dict[str, list[str]] = {}
+        for tech, entry in self.data["stand_ins"].items():
+            for key in ("stack", "hello"):
+                if entry.get(key):
+                    techs.setdefault(str(entry[key]), []).append(tech)
+        parts = [f"{n} for {', '.join(dict.fromkeys(techs.get(n, ['?'])))}"
+                 for n in dict.fromkeys(names) if n != "*"]
+        if "*" in names:
+            parts.append("every stand-in that ran")
+        tests = {str(t) for side in (claim.get("top"), claim) if isinstance(side, Mapping)
+                 for t in as_list(side.get("test"))}
+        if tests & {"db", "cache"}:
+            parts.append("MariaDB for MySQL")
+        return "; ".join(parts)
+
+    def check_pairs(self, records: list[dict[str, Any]], claim: Mapping[str, Any]) -> Outcome:
+        """Every stack of one group over every stack of another, per test and users."""
+        out: list[tuple[str, Estimate]] = []
+        for test in as_list(claim["test"]):
+            for n in as_list(claim.get("clients", 1)):
+                for top in as_list(claim["top"]["stack"]):
+                    for bottom in as_list(claim["bottom"]["stack"]):
+                        a, b = find(records, top, test, n), find(records, bottom, test, n)
+                        if a and b:
+                            out.append((f"{test} {top}/{bottom}" + (f" {n} users" if n > 1
+                                                                    else ""),
+                                        ratio(throughput(a), throughput(b))))
+        return out
+
+    def check_leads(self, records: list[dict[str, Any]], claim: Mapping[str, Any]) -> Outcome:
+        """A stack first (or last) on a test among the stand-ins of one of the seed's
+        tables: its ratio over every rival (or every rival's over it) above 1."""
+        table = next(t for t in self.data["tables"] if t["name"] == claim["table"])
+        clients = int(table["clients"])
+        stack = str(claim["stack"])
+        verdicts, parts, why = [], [], []
+        for test in as_list(claim["test"]):
+            page = "hello" if test == "servlet" else test
+            rivals = []
+            for row in table["rows"]:
+                if row.get(test) is None:
+                    continue
+                other = self._stand_in_stack(row["tech"], test)
+                if other and other != stack and other not in rivals:
+                    rivals.append(other)
+            mine = find(records, stack, page, clients)
+            found = [(o, rec) for o in rivals if (rec := find(records, o, page, clients))]
+            if not mine or not found:
+                verdicts.append(INCONCLUSIVE)
+                why.append(f"{test}: not measured")
+                continue
+            last = claim.get("place", "first") == "last"
+            ratios = [(o, ratio(throughput(r), throughput(mine)) if last else
+                       ratio(throughput(mine), throughput(r))) for o, r in found]
+            judged = [(o, r, *judge(r, {"expect": "greater", "than": 1.0}))
+                      for o, r in ratios]
+            unmeasured = [x for x in rivals if x not in dict(found)]
+            verdict = combine([v for _, _, v, _ in judged] + [INCONCLUSIVE] * bool(unmeasured))
+            verdicts.append(verdict)
+            o, r, _, _ = min(judged, key=lambda j: j[1].value)
+            parts.append(f"{test}: closest {o} {r.text()}" + (
+                f" (of {len(judged)} rivals)" if len(judged) > 1 else ""))
+            why += [f"{test} vs {o}: {v} ({reason})" for o, _, v, reason in judged
+                    if v != REPRODUCED][:2]
+            if unmeasured:
+                why.append(f"{test}: rivals {', '.join(unmeasured)} not measured")
+        if not parts:
+            return []
+        where = "last" if claim.get("place") == "last" else "first"
+        reason = "; ".join(why[:4]) if why else \
+            f"{where} beyond every rival's interval on every test judged"
+        return Judged(combine(verdicts), "; ".join(parts) + " (the ratio shown is over "
+                      "the closest rival" + (", rival over it" if where == "last" else "")
+                      + ")", reason)
+
+    def _stand_in_stack(self, tech: str, test: str) -> str:
+        entry = self.data["stand_ins"].get(tech) or {}
+        if test == "hello" and entry.get("hello"):
+            return str(entry["hello"])
+        return str(entry.get("stack") or "")
 
 
 def _fmt(value: float | None, ref: float | None) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 from dbstand.engine import Benchmark, CaseMeasurement, EngineConfig, run_benchmark
 from dbstand.engine.executor import Executor, SyncExecutor
 from dbstand.engine.histogram import LatencyHistogram
+from dbstand.engine.stats import summarize
 from dbstand.errors import CaseFailed, UserError
 from dbstand.modes.executors import ThreadExecutor
 from dbstand.probes.cpu import TreeCpu
@@ -129,6 +130,25 @@ def uncounted_kinds(counter: StatementCounter) -> dict[str, str]:
     return dict(counter.uncounted)
 
 
+def window_ci(samples: list[float]) -> float | None:
+    """The 95% CI half-width, % of the mean, of per-window figures (None: < 2 windows
+    or a zero mean, where no interval exists)."""
+    if len(samples) < 2 or sum(samples) <= 0:
+        return None
+    return round(summarize(samples).ci95_pct, 2)
+
+
+def batch_shares(batch_ns: list[dict[str, int]], names: list[str]) -> dict[str, list[float]]:
+    """Each function's share (%) of every batch's time, one value per batch."""
+    shares: dict[str, list[float]] = {name: [] for name in names}
+    for spent in batch_ns:
+        total = sum(spent.values())
+        if total > 0:
+            for name in names:
+                shares[name].append(100.0 * spent.get(name, 0) / total)
+    return shares
+
+
 class ServiceProbes:
     """CPU of the app server, the database server and this client, statements by kind
     and log growth, summed over the counted batches (the engine's Probe protocol)."""
@@ -152,6 +172,7 @@ class ServiceProbes:
             except LookupError as exc:
                 self.statements_source = f"unavailable: {exc}"
         self.log_bytes = self.log_lines = 0
+        self.log_windows: list[int] = []   # each window's log growth, bytes
         self._log0 = (0, 0)
         self.windows = 0
         self._profiling = False
@@ -184,6 +205,7 @@ class ServiceProbes:
                 tree.end()
         size, lines = self.service.log_size()
         self.log_bytes += size - self._log0[0]
+        self.log_windows.append(size - self._log0[0])
         self.log_lines += lines - self._log0[1]
         if self.statements is not None:
             self.statements.end()
@@ -212,6 +234,10 @@ class ServiceProbes:
             "client_cpu_ms_per_pass": ms(self.client),
             "log_bytes_per_pass": round(self.log_bytes / passes, 1),
             "log_lines_per_pass": round(self.log_lines / passes, 2),
+            # the 95% CI of each per-pass mean over the counted windows (equal batches)
+            "app_cpu_ci95_pct": window_ci(self.app.windows),
+            "db_cpu_ci95_pct": window_ci(self.db.windows if self.db else []),
+            "log_bytes_ci95_pct": window_ci([float(b) for b in self.log_windows]),
             "statements_per_pass": None, "statements_source": self.statements_source,
             "db_pid_source": self.db_pid_source if self.db is not None else
             ("SQLite runs inside the app server: its CPU is app CPU"
@@ -244,6 +270,9 @@ class PassBenchmark:
         self.service, self.users, self.passes, self.warmup = service, users, passes, warmup
         self.clients = [ParkingClient(service.base_url) for _ in range(users)]
         self.functions: dict[str, LatencyHistogram] = {f: LatencyHistogram() for f in PROFILE}
+        #: each counted batch's time per function (ns, summed over its calls): the
+        #: shares of a pass's time get an interval from their spread over batches
+        self.batch_ns: list[dict[str, int]] = []
         self.before: dict[str, Any] = {}
 
     def _op(self, client: ParkingClient, rng: random.Random, _arg: object) -> None:
@@ -272,24 +301,35 @@ class PassBenchmark:
         if wrong:  # a lost update on places or balances, or a stray write
             raise CaseFailed("totals after a batch are not what its passes imply: " + ", ".join(
                 f"{k} expected {exp} got {got}" for k, (exp, got) in wrong.items()))
+        spent: dict[str, int] = {}
         for client in self.clients:
             taken = client.take_latencies()
             if i >= self.warmup:  # warm-up batches are not counted
                 for function, values in taken.items():
                     self.functions.setdefault(function, LatencyHistogram()).record_many(values)
+                    spent[function] = spent.get(function, 0) + sum(values)
+        if i >= self.warmup:
+            self.batch_ns.append(spent)
 
     def benchmark(self) -> Benchmark:
         return Benchmark("parking pass", lambda _arg: None, self.make_args,
                          self.after_iteration)
 
     def function_latencies(self) -> dict[str, dict[str, Any]]:
+        """Per function: calls, latency summary and histogram, and its share of the
+        batches' time (mean over the counted batches, with its 95% CI in % of it)."""
+        shares = batch_shares(self.batch_ns, list(self.functions))
         out = {}
         for function, hist in self.functions.items():
             summary = hist.summary_us()
             if summary is not None:
+                share = shares.get(function) or []
                 out[function] = {"calls": hist.count, **{f"{k}_us": v
                                                          for k, v in summary.items()},
-                                 "hdr": hist.encode()}
+                                 "hdr": hist.encode(),
+                                 "share_pct": round(sum(share) / len(share), 3)
+                                 if share else None,
+                                 "share_ci95_pct": window_ci(share)}
         return out
 
 
