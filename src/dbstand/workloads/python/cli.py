@@ -15,7 +15,7 @@ from dbstand.workloads.base import Case
 from dbstand.workloads.execution import RunRequest, default_output, execute
 from dbstand.workloads.protocols import with_probes
 from dbstand.workloads.python.options import PythonOptions
-from dbstand.workloads.run_common import Export, Html, Output, finish, run_targets
+from dbstand.workloads.run_common import Export, Html, Output, Profile, finish, run_targets
 
 DEFAULT_STACKS = {"postgresql": "psycopg", "mysql": "pymysql", "sqlite": "sqlite3"}
 
@@ -51,6 +51,7 @@ def run_python(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
 ) -> None:
     """python: your own function, one call per operation, on dbstand's connections."""
     from dbstand.workloads.python.workload import PythonWorkload
@@ -60,7 +61,7 @@ def run_python(
                           target_ci_pct=ci, latency=latency, seed=seed, interval_s=interval)
     if loop not in ("asyncio", "uvloop"):
         raise UserError(f"--loop takes asyncio or uvloop, not {loop!r}")
-    options = PythonOptions(file=file, pin=pin)
+    options = PythonOptions(file=file, pin=pin, profile=profile)
     options.check()
     workload = PythonWorkload(options)
     asked = expand_modes(split_list(mode, "--mode"))

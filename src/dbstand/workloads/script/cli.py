@@ -17,7 +17,7 @@ from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case
 from dbstand.workloads.execution import RunRequest, default_output, execute
 from dbstand.workloads.protocols import expand_protocols, with_probes
-from dbstand.workloads.run_common import Export, Html, Output, finish, run_targets
+from dbstand.workloads.run_common import Export, Html, Output, Profile, finish, run_targets
 from dbstand.workloads.script.options import ScriptOptions
 
 #: stacks run when --stack is not given, per target kind
@@ -130,6 +130,7 @@ def run_script(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
 ) -> None:
     """script: your own transactions (pgbench's script language) through every driver."""
     from dbstand.workloads.script.workload import ScriptWorkload
@@ -141,7 +142,7 @@ def run_script(
         raise UserError(f"--loop takes asyncio or uvloop, not {loop!r}")
     options = ScriptOptions(files=tuple(file), init=init, scale=scale,
                             defines=parse_defines(define or []), keep=keep, prefix=prefix,
-                            pin=pin)
+                            pin=pin, profile=profile)
     options.check()
     workload = ScriptWorkload(options)  # a bad script fails here, before any results
     op = "+".join(file)
