@@ -140,9 +140,10 @@ def section(records: list[dict[str, Any]]) -> Section | None:
                   if t.get("svg")]
         row["graphs"] = ", ".join(g.label for g in graphs)
         rows.append(row)
-        anchors.append(case_anchor(record))
+        anchor = f"breakdown-{case_anchor(record)}" if case_anchor(record) else ""
+        anchors.append(anchor)   # the workload's own table holds the plain case id
         links.append({"graphs": graphs} if graphs else {})
-        bars.append(StackedBar(row["case"], parts, case_anchor(record)))
+        bars.append(StackedBar(row["case"], parts, anchor))
     if not rows:
         return None
     shown = [t for t in TIERS if any(t in r for r in rows)]
