@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dbstand.profiles import folded
+from dbstand.profiles import folded, tools
 from dbstand.report.breakdown import bar_text, tiers_of
 from dbstand.report.model import case_key
 
@@ -103,3 +103,30 @@ def test_profile_needs_the_probes(cli: Callable[..., Any], tmp_path: Path) -> No
     res = cli("run", "kv", "--profile", "--no-probes", "-o", str(tmp_path / "r.jsonl"))
     assert res.code == 2 and "drop --no-probes" in res.stderr
     assert not (tmp_path / "r.jsonl").exists()
+
+
+BUSY_JAVA = """
+public class Busy {
+    static long spin(long n) { long s = 0; for (long i = 0; i < n; i++) s += i * 31 % 7; return s; }
+    public static void main(String[] a) {
+        long end = System.nanoTime() + 1_000_000_000L, s = 0;
+        while (System.nanoTime() < end) s += spin(1_000_000);
+        System.out.println(s);
+    }
+}
+"""
+
+
+def test_jfr_execution_samples_fold_into_named_java_frames(tmp_path: Path) -> None:
+    """A real JVM recorded by JDK Flight Recorder for a second: its hot method leads."""
+    import subprocess
+
+    source, recording = tmp_path / "Busy.java", tmp_path / "busy.jfr"
+    source.write_text(BUSY_JAVA)
+    subprocess.run(["java", f"-XX:StartFlightRecording=filename={recording},settings=profile",
+                    str(source)], check=True, capture_output=True, timeout=120)
+    _, jfr = tools.jcmd()
+    stacks = folded.from_jfr(folded.jfr_json(jfr, recording), "java")
+    assert sum(stacks.values()) > 20
+    assert all(s.startswith("java;") for s in stacks)
+    assert folded.share_of(stacks, "Busy.spin") > 0.3, folded.summary(stacks)["top_frames"]

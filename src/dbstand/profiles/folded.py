@@ -63,6 +63,7 @@ def from_jfr(events: dict[str, Any], process: str) -> Counter[str]:
         for frame in trace.get("frames") or []:
             method = frame.get("method") or {}
             owner = ((method.get("type") or {}).get("name") or "?").replace(";", ":")
+            owner = owner.replace("/", ".")   # JVM internal names: java/lang/String
             frames.append(f"{owner}.{method.get('name', '?')}")
         if frames:
             if trace.get("truncated"):
