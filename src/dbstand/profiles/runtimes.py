@@ -92,7 +92,8 @@ BY_LANGUAGE = {
     "csharp": "perf (Mono's JIT frames unnamed)",
     "perl": "perf (the perl interpreter's C frames, not Perl subs)",
     "php": "perf (PHP's engine: execute_ex, not PHP functions)",
-    "static": "perf",
+    "static": "perf (DWARF unwinding)",
+    "go": "perf (frame pointers)",
 }
 
 
