@@ -25,9 +25,13 @@ import psutil
 from dbstand.profiles import folded, tools
 from dbstand.profiles.runtimes import GO, JVM, NATIVE, PYTHON, split_tree
 
-#: samples per second of py-spy and perf (JFR's "profile" settings: every 10 ms, Java
-#: threads only); 99 Hz keeps py-spy's cost on a prefork server's many processes low
+#: py-spy samples every process of a tree at this rate, busy or not: 99 Hz keeps its
+#: cost on a prefork server's many processes low
 RATE_HZ = 99
+#: perf samples per CPU-second the target uses: tiers that use a few % of a core
+#: (an app waiting on its database) still get samples; JFR's "profile" settings
+#: sample Java threads every 10 ms
+PERF_RATE_HZ = 499
 #: bytes of user stack perf copies per sample for DWARF unwinding (docs/profiles.md)
 DWARF_STACK_BYTES = 16384
 STOP_TIMEOUT_S = 30.0
@@ -109,7 +113,7 @@ class ProfileSession:
 
     def result(self) -> dict[str, Any]:
         out: dict[str, Any] = {"directory": str(self.directory), "tiers": self.tiers,
-                               "rate_hz": RATE_HZ}
+                               "py_spy_hz": RATE_HZ, "perf_hz": PERF_RATE_HZ}
         if self.notes:
             out["notes"] = self.notes
         return out
@@ -128,7 +132,7 @@ def _start(run: _Running) -> None:
         return
     else:
         graph = "fp" if run.kind == GO else f"dwarf,{DWARF_STACK_BYTES}"
-        cmd = [tools.perf(), "record", "-q", "-e", "cpu-clock", "-F", str(RATE_HZ),
+        cmd = [tools.perf(), "record", "-q", "-e", "cpu-clock", "-F", str(PERF_RATE_HZ),
                "--call-graph", graph,
                "-p", ",".join(map(str, run.pids)), "-o", str(run.output.with_suffix(".data"))]
     run.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
