@@ -22,6 +22,7 @@ from typing import Any
 
 import psutil
 
+from dbstand.errors import CaseFailed
 from dbstand.profiles import folded, tools
 from dbstand.profiles.runtimes import GO, JVM, NATIVE, PYTHON, split_tree
 
@@ -68,7 +69,11 @@ class ProfileSession:
             for index, one in enumerate([pids[0]] if perf else pids):
                 out = self.directory / f"{tier}-{kind}-{index}"
                 run = _Running(tier, kind, pids if perf else [one], out)
-                _start(run)
+                try:
+                    _start(run)
+                except (OSError, subprocess.SubprocessError) as exc:
+                    raise CaseFailed(f"--profile: {kind} could not attach to the {tier}'s "
+                                     f"process {run.pids[0]}: {exc}") from exc
                 self.running.append(run)
         if any(r.proc is not None for r in self.running):
             time.sleep(READY_S)
