@@ -7,6 +7,10 @@
 reads folded stacks (shares, the JFR converter) and draws flame graphs with inferno.
 """
 
+from __future__ import annotations
+
+from pathlib import Path
+
 #: `--profile`'s help, the same on every run command
 PROFILE_HELP = ("Sample the measured trees (app stack, database, in-process client) with "
                 "py-spy, perf or JDK Flight Recorder and draw flame graphs beside the "
@@ -17,6 +21,12 @@ def profile_param(on: bool) -> dict[str, bool]:
     """A case's `profile` param: present only when profiled, so an unprofiled case's key
     stays what it was and `compare` never matches a profiled case with an unprofiled one."""
     return {"profile": True} if on else {}
+
+
+def perf_map(pid: int) -> Path:
+    """Where a JIT runtime started with `launch_env` writes its symbols for perf: the
+    launcher removes these with the stack's processes."""
+    return Path(f"/tmp/perf-{pid}.map")
 
 
 def launch_env(profiled: bool) -> dict[str, str]:
