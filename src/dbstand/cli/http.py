@@ -22,6 +22,7 @@ from dbstand.loadgen.series import DEFAULT_INTERVAL_S
 from dbstand.loadgen.summary import print_summary
 from dbstand.results.store import (
     ResultsWriteError,
+    check_distinct_outputs,
     check_output_path,
     read_results,
 )
@@ -32,7 +33,7 @@ from dbstand.workloads.http_run import (
     results_path,
     with_progress,
 )
-from dbstand.workloads.run_common import Export, parse_exports, write_exports
+from dbstand.workloads.run_common import Export, named_outputs, parse_exports, write_exports
 
 DEFAULT_DURATION_S = 10.0
 AB_TIMELIMIT_REQUESTS = 50_000  # ab: "-t implies -n 50000"
@@ -89,7 +90,8 @@ def http(
         "--threads", help="Generator threads (default: half the cores, at least 1, at most "
                           "the connections: measured cheapest per request)")] = None,
     timeout: Annotated[float, typer.Option(
-        "-s", "--timeout", help="Seconds before a request times out (0: never)")]
+        "-s", "--timeout", help="Seconds before a request times out (more than 0; with -d "
+                                "the run ends by then anyway, giving up what is in flight)")]
         = DEFAULT_TIMEOUT_S,
     method: Annotated[str | None, typer.Option(
         "-m", "--method", help="HTTP method (default GET, or POST with -p)")] = None,
@@ -122,6 +124,7 @@ def http(
     check_output_path(path)
     for _, export_path in parse_exports(export):
         check_output_path(export_path, "--export")
+    check_distinct_outputs([("the results file", path), *named_outputs(None, export)])
     body = b""
     if post_file is not None:
         try:
@@ -136,6 +139,10 @@ def http(
     from dbstand.results.schema import run_footer
     from dbstand.workloads.execution import new_run_id
 
+    fixed = {"method": verb, "connections": concurrency, "requests": n, "duration_s": d,
+             "rate": rate, "keepalive": keepalive, "timeout_s": timeout,
+             "headers": [k for k, _ in hdrs], "body_bytes": len(body),
+             "max_error_rate": max_error_rate}
     run_id = new_run_id()
     writer = open_results(path, run_id)
     status, failed, measured = "failed", 0, False
@@ -154,10 +161,7 @@ def http(
         print_summary(result, console)
         if load is not None:
             print_cluster(load, console)
-        params = {"method": verb, "connections": concurrency, "requests": n, "duration_s": d,
-                  "rate": rate, "keepalive": keepalive, "timeout_s": timeout,
-                  "threads": result.threads, "headers": [k for k, _ in hdrs],
-                  "body_bytes": len(body), "max_error_rate": max_error_rate}
+        params = {**fixed, "threads": result.threads}
         if load is not None:
             params["cluster"] = load.cluster["spec"]
         record = http_case_record(result, run_id, 0, params, max_error_rate)
@@ -170,8 +174,17 @@ def http(
             raise ResultsWriteError(f"{exc}; the run's record was saved to {where}") from None
         failed = int(record["status"] != "ok")
         status = "complete-with-failures" if failed else "complete"
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         status = "interrupted"
+        partial = getattr(exc, "partial", None)
+        if partial is not None and not measured:  # what the load measured until then
+            measured = True
+            record = http_case_record(partial, run_id, 0, {**fixed, "threads": partial.threads},
+                                      max_error_rate)
+            record.update(status="failed", interrupted=True, error=(
+                f"interrupted after {partial.elapsed_s:.1f} s: the figures cover only that "
+                "part of the run"))
+            writer.append(record)
         raise
     finally:
         if not writer.broken:

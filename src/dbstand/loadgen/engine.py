@@ -62,6 +62,16 @@ def _run(mode: Mode, url: str, *, connections: int, keepalive: bool, timeout_s: 
     try:
         raw = native.run(url, connections=connections, keepalive=keepalive, timeout=timeout_s,
                          rate=rate, **kwargs)
+    except KeyboardInterrupt as e:
+        # the engine stopped at once: what it measured until then goes with the
+        # exception (`partial`), for a caller that records interrupted runs
+        raw = getattr(e, "report", None)
+        if isinstance(raw, dict):
+            e.partial = replace(  # type: ignore[attr-defined]
+                LoadResult.from_native(raw, mode=mode, url=url, keepalive=keepalive,
+                                       timeout_s=timeout_s, rate=rate),
+                process_cpu_s=_cpu_self() - before)
+        raise
     except ConnectionError as e:
         raise TargetUnreachableError(str(e)) from None
     except (ValueError, OverflowError, TypeError) as e:
@@ -88,7 +98,8 @@ def run_closed(
 ) -> LoadResult:
     """Closed loop (ab/wrk): each connection sends its next request when the
     previous answer is in. Stops after `requests` in total or `duration` seconds,
-    whichever comes first; requests in flight at the deadline are completed.
+    whichever comes first; requests in flight at the deadline are given half a
+    second, then counted as timeouts (so `duration` bounds the run).
     `timeout_s=0` disables the request timeout; `threads` defaults to half the
     cores (at least 1, at most the connections), the cheapest per request measured.
     `interval_s`: width of the time series' intervals (`result.series`; 0: none)."""

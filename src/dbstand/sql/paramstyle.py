@@ -15,18 +15,11 @@ def to_paramstyle(sql: str, style: str) -> str:
         return sql
     if style in ("format", "pyformat"):
         return sql.replace("?", "%s")
-    if style == "numeric":
+    if style in ("numeric", "dollar"):
+        mark = ":" if style == "numeric" else "$"
         parts = sql.split("?")
-        out = parts[0]
-        for i, part in enumerate(parts[1:], start=1):
-            out += f":{i}" + part
-        return out
-    if style == "dollar":
-        parts = sql.split("?")
-        out = parts[0]
-        for i, part in enumerate(parts[1:], start=1):
-            out += f"${i}" + part
-        return out
+        return parts[0] + "".join(f"{mark}{i}{part}"
+                                  for i, part in enumerate(parts[1:], start=1))
     raise ValueError(f"unsupported paramstyle {style!r}")
 
 

@@ -28,16 +28,18 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from dbstand import interrupts
 from dbstand.console import redact_text
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, OwnershipError, TargetError
 from dbstand.results.schema import run_footer, run_header
 from dbstand.results.store import ResultsFile, ResultsWriteError, ResultsWriter, read_results
-from dbstand.sql.ownership import DEFAULT_PREFIX
-from dbstand.targets.run_lock import run_locks
+from dbstand.targets.prefix import DEFAULT_PREFIX
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, Workload
+from dbstand.workloads.network_axis import add_network, case_on_path
 from dbstand.workloads.records import case_record, failed_record
+from dbstand.workloads.run_lock import run_locks
 
 
 @dataclass
@@ -90,6 +92,7 @@ def _execute(request: RunRequest, console: Console,
                       TimeElapsedColumn(), console=console, transient=True) as progress:
             overall = progress.add_task("cases", total=len(request.cases))
             for index, case in enumerate(request.cases):
+                interrupts.check()  # a Ctrl-C whose exception was lost (interrupts.py)
                 task = progress.add_task(f"  {case.label()}",
                                          total=request.config.max_iterations)
 
@@ -97,11 +100,17 @@ def _execute(request: RunRequest, console: Console,
                     progress.update(task, completed=done, total=total)
 
                 try:
+                    def measure(case: Case = case, index: int = index,
+                                tick: Callable[[int, int], None] = tick) -> dict:
+                        with case_on_path(case) as (run, path):
+                            outcome = request.workload.run_case(run, request.config, tick)
+                        add_network(outcome, path)
+                        return case_record(case, run_id, index, outcome, engine)
+
                     if case.params.get("profile"):
-                        record = _profiled(request, case, run_id, index, tick, console)
+                        record = _profiled(request, case, index, measure, console)
                     else:
-                        outcome = request.workload.run_case(case, request.config, tick)
-                        record = case_record(case, run_id, index, outcome, engine)
+                        record = measure()
                 except (CaseFailed, TargetError, OwnershipError) as exc:
                     failed += 1
                     message = " ".join(str(exc).split())  # one line, whatever the driver said
@@ -135,20 +144,17 @@ def _execute(request: RunRequest, console: Console,
     return read_results(request.output)
 
 
-def _profiled(request: RunRequest, case: Case, run_id: str, index: int,
-              tick: Callable[[int, int], None], console: Console) -> dict:
+def _profiled(request: RunRequest, case: Case, index: int, measure: Callable[[], dict],
+              console: Console) -> dict:
     """A profiled case runs twice: unprofiled, for the overhead's denominator, then
     with its trees profiled; the record is the profiled run's, marked and carrying the
     ratio, the flame graphs' paths (relative to the results file) and their shares."""
     from dbstand.profiles.session import profiling
 
-    engine = request.config.as_dict()
-    plain = case_record(case, run_id, index, request.workload.run_case(case, request.config,
-                                                                        tick), engine)
+    plain = measure()
     folder = request.output.parent / f"{request.output.stem}.profiles" / f"case-{index}"
     with profiling(folder) as session:
-        outcome = request.workload.run_case(case, request.config, tick)
-    record = case_record(case, run_id, index, outcome, engine)
+        record = measure()
     profile = session.result()
     for tier in profile["tiers"].values():
         for key in ("folded", "svg"):

@@ -55,7 +55,9 @@ def check_values(requests: int | None, concurrency: int, timelimit: float | None
     number(duration, "-d/--duration", "the duration in seconds", 0, MAX_DURATION_S,
            low_open=True)
     number(rate, "--rate", "the rate in requests/s", 0, 1e9, low_open=True)
-    number(timeout, "-s/--timeout", "the timeout in seconds (0: none)", 0, MAX_DURATION_S)
+    # a request with no time limit could hold a run without -d forever
+    number(timeout, "-s/--timeout", "the timeout in seconds", 0, MAX_DURATION_S,
+           low_open=True)
     number(max_error_rate, "--max-error-rate", "the share of failed requests", 0, 1)
     number(interval, "--interval", "the time series' interval in seconds (0: none)", 0,
            MAX_DURATION_S)

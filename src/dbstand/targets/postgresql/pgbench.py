@@ -14,6 +14,7 @@ from pathlib import Path
 
 from dbstand.errors import CaseFailed, MissingDependencyError, UserError
 from dbstand.targets.managed import password_for
+from dbstand.targets.postgresql.passfile import write_passfile
 from dbstand.targets.url import TargetURL
 
 TIMEOUT_S = 600
@@ -119,12 +120,7 @@ def connection_args(target: TargetURL, folder: Path) -> tuple[list[str], dict[st
     env.update(PGCONNECT_TIMEOUT="10", PGAPPNAME="dbstand-pgbench")
     password = target.password or password_for(target)
     if password:
-        passfile = folder / "pgpass"
-        fd = os.open(passfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        escaped = password.replace("\\", "\\\\").replace(":", "\\:")
-        with os.fdopen(fd, "w") as f:
-            f.write(f"*:*:*:*:{escaped}\n")
-        env["PGPASSFILE"] = str(passfile)
+        env.update(write_passfile(folder, password))
     return argv, env
 
 

@@ -10,12 +10,20 @@ from dbstand.console import console, redacted_argv, split_list
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.modes.spec import expand_modes
-from dbstand.stacks.catalog import get_stack
 from dbstand.workloads.base import Case
-from dbstand.workloads.execution import RunRequest, default_output, execute
+from dbstand.workloads.catalog import get_stack
+from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.protocols import with_probes
 from dbstand.workloads.python.options import PythonOptions
-from dbstand.workloads.run_common import Export, Html, Output, Profile, finish, run_targets
+from dbstand.workloads.run_common import (
+    Export,
+    Html,
+    Output,
+    Profile,
+    finish,
+    results_path,
+    run_targets,
+)
 
 DEFAULT_STACKS = {"postgresql": "psycopg", "mysql": "pymysql", "sqlite": "sqlite3"}
 
@@ -81,6 +89,7 @@ def run_python(
                 cases += [Case("python", name, t, m.name, "operation",
                                {**options.params(), "loop": loop}) for m in fits]
         results = execute(RunRequest(workload, with_probes(cases, probes), config,
-                                     output or default_output("python"), redacted_argv()),
+                                     results_path(output, html, export, "python"),
+                                     redacted_argv()),
                           console)
     finish(results, html, export)

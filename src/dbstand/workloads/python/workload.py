@@ -22,11 +22,13 @@ from dbstand.modes.executors import AsyncioExecutor, ThreadExecutor
 from dbstand.modes.pinning import pinned
 from dbstand.modes.processes import ProcessExecutor
 from dbstand.modes.spec import ModeSpec, parse_mode
+from dbstand.network.route import proxy_probe
 from dbstand.probes.case import CaseProbes
 from dbstand.probes.locate import server_pid
-from dbstand.stacks.catalog import StackSpec, get_stack
 from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads.admin import admin_client
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.catalog import StackSpec, get_stack
 from dbstand.workloads.python.benchfile import BenchFile, load_bench
 from dbstand.workloads.python.options import PythonOptions
 from dbstand.workloads.script.sessions import open_async, open_sync
@@ -182,7 +184,8 @@ class PythonWorkload(Workload):
             self._hook(case, self.bench.setup)
         try:
             executor = self._executor(spec, case, mode, config)
-            probes = (CaseProbes(case.target, "dbstand_")
+            probes = (CaseProbes(case.target, "dbstand_", admin=admin_client,
+                                 proxy=proxy_probe(case.target))
                       if case.params.get("probes", True) else None)
             placement = None if mode.kind == "processes" else (
                 "separate" if mode.concurrency > 1 else self.options.pin_cpus)

@@ -73,7 +73,7 @@ def run_http(
                              "virtual users, at fixed intended times (needs -d, not -n)")]
         = None,
     timeout: Annotated[float, typer.Option(
-        "--timeout", "-s", help="Seconds before a request times out (0: never)")]
+        "--timeout", "-s", help="Seconds before a request times out (more than 0)")]
         = DEFAULT_TIMEOUT_S,
     max_error_rate: Annotated[float, typer.Option(
         help="Largest share of failed requests for a case to count as ok, 0-1")]

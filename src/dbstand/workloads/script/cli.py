@@ -12,12 +12,20 @@ from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.modes.spec import ModeSpec, expand_modes
 from dbstand.sql.ownership import DEFAULT_PREFIX
-from dbstand.stacks.catalog import get_stack
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case
-from dbstand.workloads.execution import RunRequest, default_output, execute
+from dbstand.workloads.catalog import get_stack
+from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.protocols import expand_protocols, with_probes
-from dbstand.workloads.run_common import Export, Html, Output, Profile, finish, run_targets
+from dbstand.workloads.run_common import (
+    Export,
+    Html,
+    Output,
+    Profile,
+    finish,
+    results_path,
+    run_targets,
+)
 from dbstand.workloads.script.options import ScriptOptions
 
 #: stacks run when --stack is not given, per target kind
@@ -153,7 +161,8 @@ def run_script(
         cases = with_probes(expand_protocols(cases, split_list(protocol, "--protocol")),
                             probes)
         results = execute(RunRequest(workload, cases, config,
-                                     output or default_output("script"), redacted_argv()),
+                                     results_path(output, html, export, "script"),
+                                     redacted_argv()),
                           console)
     finish(results, html, export)
 

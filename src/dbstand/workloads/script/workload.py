@@ -23,14 +23,16 @@ from dbstand.modes.executors import AsyncioExecutor, ThreadExecutor
 from dbstand.modes.pinning import pinned
 from dbstand.modes.processes import ProcessExecutor
 from dbstand.modes.spec import ModeSpec, parse_mode
+from dbstand.network.route import proxy_probe
 from dbstand.probes.case import CaseProbes
 from dbstand.probes.locate import server_pid
 from dbstand.sql.dialects import dialect_for
 from dbstand.sql.ownership import Ownership
-from dbstand.stacks.catalog import StackSpec, get_stack
 from dbstand.targets.kinds import get_kind
 from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads.admin import admin_client
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.catalog import StackSpec, get_stack
 from dbstand.workloads.script.builtin import BALANCES, BUILTINS, CHECKED, TABLES, ddl, fill_sql
 from dbstand.workloads.script.options import ScriptOptions
 from dbstand.workloads.script.parse import Script, load_script
@@ -354,7 +356,7 @@ def _never(_arg: object) -> None:
 
 
 def _stacks_with_scripts() -> dict[str, StackSpec]:
-    from dbstand.stacks.catalog import STACKS
+    from dbstand.workloads.catalog import STACKS
 
     return {n: s for n, s in STACKS.items() if "script" in s.adapters}
 
@@ -399,4 +401,5 @@ def _probes(case: Case, spec: StackSpec) -> CaseProbes | None:
         return None
     scope = "children" if _is_pgbench(spec) else "process"
     return CaseProbes(case.target, str(case.params.get("prefix", "dbstand_")),
-                      client_scope=scope)
+                      client_scope=scope, admin=admin_client,
+                      proxy=proxy_probe(case.target))
