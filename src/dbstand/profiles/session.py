@@ -191,7 +191,7 @@ def active() -> ProfileSession | None:
 def profiling(directory: Path) -> Iterator[ProfileSession]:
     """Profile the case run inside: its probes attach; anything left running stops."""
     global _ACTIVE
-    session = ProfileSession(directory)
+    session = ProfileSession(directory.resolve())  # a JVM writes JFR relative to its cwd
     _ACTIVE = session
     try:
         yield session

@@ -152,15 +152,16 @@ def _profiled(request: RunRequest, case: Case, index: int, measure: Callable[[],
     from dbstand.profiles.session import profiling
 
     plain = measure()
-    folder = request.output.parent / f"{request.output.stem}.profiles" / f"case-{index}"
+    base_dir = request.output.parent.resolve()
+    folder = base_dir / f"{request.output.stem}.profiles" / f"case-{index}"
     with profiling(folder) as session:
         record = measure()
     profile = session.result()
     for tier in profile["tiers"].values():
         for key in ("folded", "svg"):
             if key in tier:
-                tier[key] = str(Path(tier[key]).relative_to(request.output.parent))
-    profile["directory"] = str(folder.relative_to(request.output.parent))
+                tier[key] = str(Path(tier[key]).relative_to(base_dir))
+    profile["directory"] = str(folder.relative_to(base_dir))
     base, mine = plain.get("ops_per_s"), record.get("ops_per_s")
     profile["unprofiled_ops_per_s"] = base
     profile["overhead_ratio"] = round(mine / base, 3) if base and mine else None
