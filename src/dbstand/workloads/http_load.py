@@ -25,6 +25,7 @@ from dbstand.loadgen.engine import run_closed, run_open
 from dbstand.loadgen.result import LoadResult
 from dbstand.loadgen.series import DEFAULT_INTERVAL_S, series_record
 from dbstand.probes.cpu import TreeCpu
+from dbstand.profiles import session as profiles
 
 if TYPE_CHECKING:
     from dbstand.distributed.session import ClusterSession
@@ -129,6 +130,11 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
     app, dbs = TreeCpu(app_pid), [TreeCpu(pid) for pid in pids]
     runs: list[LoadResult] = []
     shards: list[Any] = []
+    profile = profiles.active()
+    if profile is not None:  # the app's and the database's trees, for the repeats
+        profile.attach("app", app_pid)
+        for pid in pids:
+            profile.attach("database", pid)
     for _ in range(plan.repeats):
         for tree in (*dbs, app):
             tree.begin()
@@ -138,6 +144,8 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
         runs.append(result)
         if alive is not None and not alive():
             raise CaseFailed("the stack's server died during the measurement")
+    if profile is not None:
+        profile.stop()
     lost = [t.lost for t in (app, *dbs) if t.lost]
     if lost:
         raise CaseFailed("a CPU probe lost its process: " + "; ".join(lost))

@@ -24,7 +24,16 @@ from dbstand.workloads.parking.options import (
     ParkingOptions,
 )
 from dbstand.workloads.parking.workload import ParkingWorkload, build_cases, parking_stacks
-from dbstand.workloads.run_common import AppRtt, DbRtt, Export, Html, Output, finish, results_path
+from dbstand.workloads.run_common import (
+    AppRtt,
+    DbRtt,
+    Export,
+    Html,
+    Output,
+    Profile,
+    finish,
+    results_path,
+)
 
 
 @contextlib.contextmanager
@@ -69,6 +78,7 @@ def run_parking(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
 ) -> None:
     """parking: the five-scenario suite (68 calls a pass) against each server stack,
     conformance checked first; passes/s and client time per 20-pass batch, server and
@@ -76,7 +86,7 @@ def run_parking(
     kind, log volume, the effect of logging (both ways), per-function latency."""
     check_prefix(prefix)
     options = ParkingOptions(passes=passes, batches=batches, prefix=prefix, keep=keep,
-                             baseline=baseline)
+                             baseline=baseline, profile=profile)
     options.check()
     config = EngineConfig(revs=passes, warmup=warmup, min_iterations=batches,
                           max_iterations=batches, max_time_s=1e9, target_ci_pct=ci,

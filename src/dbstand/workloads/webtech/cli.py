@@ -16,7 +16,16 @@ from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
 from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.network_axis import APP_PARAM, app_paths, db_paths, with_paths
-from dbstand.workloads.run_common import AppRtt, DbRtt, Export, Html, Output, finish, results_path
+from dbstand.workloads.run_common import (
+    AppRtt,
+    DbRtt,
+    Export,
+    Html,
+    Output,
+    Profile,
+    finish,
+    results_path,
+)
 from dbstand.workloads.webtech.options import DEFAULT_REPEATS, DEFAULT_REQUESTS, WebtechOptions
 from dbstand.workloads.webtech.rules import TESTS
 from dbstand.workloads.webtech.workload import (
@@ -81,6 +90,7 @@ def run_webtech(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
     cluster: ClusterOption = None,
 ) -> None:
     """webtech: file, hello, loop, big, db and cache pages (and TechEmpower's json and
@@ -88,7 +98,7 @@ def run_webtech(
     check_prefix(prefix)
     options = WebtechOptions(requests=requests, repeats=repeats, duration_s=duration,
                              keepalive=keepalive, workers=workers, prefix=prefix,
-                             max_error_rate=max_error_rate, cluster=cluster)
+                             max_error_rate=max_error_rate, cluster=cluster, profile=profile)
     stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
     tests = split_list(test, "--test")
     levels = split_ints(clients, "--clients")
