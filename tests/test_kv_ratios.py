@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from dbstand.engine.stats import find_bimodal
-from dbstand.modes.pinning import pinned
+from dbstand.modes.pinning import ALONE, pinned
 from dbstand.targets.managed import ServerRecord
 from dbstand.workloads.kv.table import BaselineSpec, Point, judge_sweep
 
@@ -228,3 +228,8 @@ def test_where_each_mode_is_pinned() -> None:
     assert placement_for(parse_mode("asyncio:25"), "same") == ("separate", "")
     where, why = placement_for(parse_mode("processes:2xasyncio:25"), "same")
     assert where is None and "processes" in why
+    # no server process here (embedded, remote): nothing to place, the client stays free
+    before = os.sched_getaffinity(0)
+    with pinned(None, True) as alone:
+        assert os.sched_getaffinity(0) == before
+    assert alone.record() == {"enabled": False, "reason": ALONE}

@@ -108,6 +108,11 @@ def test_kv_study(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "asyncio:1", "asyncio:5", "asyncio:25", "processes:2xasyncio:25"}
     assert {r["mode"] for r in cases if r["stack"] == "tarantool"} >= {
         "sync", "threads:1", "threads:2", "threads:16"}
+    # select again at each RTT, blocking and with coroutines, shown beside the claims
+    assert {r["params"].get("db_rtt") for r in cases} == {None, "0 ms", "0.2 ms", "1 ms"}
+    assert "select on each network path" in page
+    for path in ("| proxy, 0 ms |", "| 0.2 ms |", "| 1 ms |"):
+        assert path in page
 
 
 def test_batch_study(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,6 +129,10 @@ def test_batch_study(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert "| 300 | here, correct binding (scaled) |" in page
     assert re.search(r"\| 1,200 \| here, seed's binding \| [^|]+\* \|", page)
     assert "key predicate cast (the study's pitfall" in page
+    # insert again at each RTT, the seed's speed-ups beside
+    assert "insert of 1,200 rows on each network path" in page
+    for path in ("| proxy, 0 ms |", "| 0.2 ms |", "| 1 ms |"):
+        assert path in page
     verdicts = verdicts_of(tmp_path / "batch.md")
     assert verdicts["pitfall-is-the-binding"] in VERDICTS
     # the order is judged at every size, not the largest alone

@@ -17,7 +17,8 @@ pub enum Mode {
     Closed,
     /// Requests leave at fixed intended times, `rate` per second in total.
     Open { rate: f64 },
-    /// Each connection is a virtual user looping over the scenario's steps.
+    /// Each connection is a virtual user looping over the scenario's steps
+    /// (closed loop, or open loop when the run has a `scenario_rate`).
     Scenario(Box<Scenario>),
 }
 
@@ -68,6 +69,8 @@ pub struct RunConfig {
     pub uring: bool,
     /// Width of the time series' intervals; None keeps no series.
     pub interval: Option<Duration>,
+    /// Scenario in open loop: iterations started per second, over all virtual users.
+    pub scenario_rate: Option<f64>,
 }
 
 /// A refusal before the run: a bad option or an unreachable target.
@@ -170,26 +173,26 @@ impl RunConfig {
             body: o.body.clone(),
         };
         http1::check_request(&spec).map_err(ConfigError::Invalid)?;
+        if let Some(rate) = o.rate {
+            if !(rate.is_finite() && rate > 0.0) {
+                return invalid(format!(
+                    "rate must be a positive number per second (got {rate})"
+                ));
+            }
+            if duration.is_none() {
+                return invalid("an open-loop run needs a duration");
+            }
+        }
+        let scenario_rate = o.scenario_json.as_ref().and(o.rate);
         let mode = match (&o.scenario_json, o.rate) {
-            (Some(_), Some(_)) => return invalid("a scenario runs closed loop; it takes no rate"),
-            (Some(json), None) => {
+            (Some(json), _) => {
                 let spec: ScenarioSpec = serde_json::from_str(json)
                     .map_err(|e| ConfigError::Invalid(format!("bad scenario: {e}")))?;
                 Mode::Scenario(Box::new(
                     Scenario::compile(&spec).map_err(ConfigError::Invalid)?,
                 ))
             }
-            (None, Some(rate)) => {
-                if !(rate.is_finite() && rate > 0.0) {
-                    return invalid(format!(
-                        "rate must be a positive number of requests/s (got {rate})"
-                    ));
-                }
-                if duration.is_none() {
-                    return invalid("an open-loop run needs a duration");
-                }
-                Mode::Open { rate }
-            }
+            (None, Some(rate)) => Mode::Open { rate },
             (None, None) => Mode::Closed,
         };
         if o.requests.is_none() && duration.is_none() {
@@ -240,10 +243,11 @@ impl RunConfig {
             duration,
             keepalive: o.keepalive,
             timeout,
-            // io_uring drives plain sockets only; TLS runs on tokio (epoll).
+            // io_uring drives plain sockets only; TLS and HTTP/2 run on tokio (epoll).
             uring: tls.is_none() && h2.is_none() && crate::uring::wanted(),
             tls,
             h2,
+            scenario_rate,
             interval: Some(series::DEFAULT_INTERVAL),
         })
     }
@@ -379,6 +383,26 @@ mod tests {
             "open loop without duration"
         );
         assert!(RunConfig::from_options(&opts("localhost:80")).is_err());
+    }
+
+    #[test]
+    fn a_scenario_with_a_rate_is_open_loop() {
+        let mut o = opts("http://127.0.0.1:1/");
+        o.scenario_json = Some(r#"{"steps": [{"name": "a", "path": "/"}]}"#.into());
+        o.rate = Some(50.0);
+        assert!(
+            RunConfig::from_options(&o).is_err(),
+            "open loop without duration"
+        );
+        o.requests = None;
+        o.duration = Some(1.0);
+        let cfg = RunConfig::from_options(&o).unwrap();
+        assert!(matches!(cfg.mode, Mode::Scenario(_)));
+        assert_eq!(cfg.scenario_rate, Some(50.0));
+        o.rate = Some(-1.0);
+        assert!(RunConfig::from_options(&o).is_err());
+        o.rate = None;
+        assert_eq!(RunConfig::from_options(&o).unwrap().scenario_rate, None);
     }
 
     #[test]

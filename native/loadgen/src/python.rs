@@ -97,7 +97,8 @@ fn report_dict<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>>
 /// histogram); 0 keeps no series (`series` is None).
 ///
 /// Raises ValueError for bad options, ConnectionError when nothing answers on
-/// the target port, KeyboardInterrupt when interrupted (the run is stopped).
+/// the target port, KeyboardInterrupt when interrupted (the run is stopped at
+/// once; the exception's `report` holds what was measured until then).
 #[pyfunction]
 #[pyo3(signature = (
     url, *, connections, threads=None, requests=None, duration=None, keepalive=true,
@@ -170,6 +171,11 @@ fn run<'py>(
         (result, signal)
     });
     if let Some(err) = signal {
+        // Ctrl-C or SIGTERM: the run ended at once; what it measured rides on the
+        // exception (`report`), for the caller to record as an interrupted run.
+        if let Ok(report) = &result {
+            err.value(py).setattr("report", report_dict(py, report)?)?;
+        }
         return Err(err);
     }
     let report = result.map_err(PyRuntimeError::new_err)?;

@@ -16,7 +16,7 @@
 //! Same semantics as the tokio closed loop (`client.rs` + `conn.rs`): one request
 //! at a time per connection, latency from the request's start (connect included)
 //! to its complete answer, failures counted by kind, keep-alive honoured both
-//! ways, requests in flight at the deadline completed. The tokio loop stays for
+//! ways, requests in flight at the deadline completed within `END_GRACE`. The tokio loop stays for
 //! open loop and scenarios, and as the fallback where io_uring is unavailable
 //! (old kernels, seccomp profiles that forbid it, `DBSTAND_LOADGEN_IO=epoll`).
 
@@ -840,6 +840,10 @@ impl<'a> Loop<'a> {
         for i in 0..self.slots.len() {
             match self.slots[i].state {
                 State::Busy => {
+                    if self.sh.cut(now) {
+                        self.fail(i, Failure::Timeout); // given up at the end
+                        continue;
+                    }
                     if let Some(t) = self.timeout {
                         let due = self.slots[i].start + t;
                         if due <= now {

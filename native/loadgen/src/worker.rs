@@ -102,6 +102,14 @@ impl Shared {
         self.stopped() || self.deadline.is_some_and(|d| now >= d)
     }
 
+    /// Requests still in flight are given up at `now`, counted as unanswered
+    /// (timeouts): a stop was asked (Ctrl-C, SIGTERM), or a timed run is past its
+    /// end by `END_GRACE`. So `duration` bounds the whole run, whatever `timeout`.
+    #[inline]
+    pub fn cut(&self, now: Instant) -> bool {
+        self.stopped() || self.deadline.is_some_and(|d| now >= d + END_GRACE)
+    }
+
     /// Count one exchange into the thread's stats (and step `step`'s, if given)
     /// and into the interval of the time series in which it completed, which is
     /// `start + latency` (`start`: where its latency counts from).
@@ -169,6 +177,37 @@ impl Shared {
     }
 }
 
+/// How long the answers to requests in flight at the end of a timed run are
+/// waited for before those requests count as unanswered (`Shared::cut`).
+pub const END_GRACE: Duration = Duration::from_millis(500);
+
+thread_local! {
+    /// Exchanges in flight on this worker thread's runtime (`Timer::run`), for
+    /// counting those a cut gives up.
+    static IN_FLIGHT: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The exchanges in flight on the calling worker thread.
+pub fn in_flight() -> u64 {
+    IN_FLIGHT.with(Cell::get)
+}
+
+/// Counts one exchange in flight for as long as it lives (also when dropped unfinished).
+struct InFlight;
+
+impl InFlight {
+    fn new() -> InFlight {
+        IN_FLIGHT.with(|c| c.set(c.get() + 1));
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.with(|c| c.set(c.get() - 1));
+    }
+}
+
 /// A reusable per-connection timeout (one timer entry, reset per request).
 pub struct Timer {
     sleep: Option<Pin<Box<Sleep>>>,
@@ -193,6 +232,7 @@ impl Timer {
     where
         F: Future<Output = Result<Answer, Failure>>,
     {
+        let _flight = InFlight::new();
         match self.sleep.as_mut() {
             None => fut.await,
             Some(sleep) => {

@@ -37,8 +37,13 @@ def list_stacks(workload: Annotated[str | None, typer.Option(
     from dbstand.stacks.build import missing_debian
     from dbstand.stacks.manifest import all_manifests
 
+    manifests = all_manifests().values()
+    known = sorted({w for m in manifests for w in m.workloads})
+    if workload is not None and workload not in known:
+        raise UserError(f"no stack implements workload {workload!r} (known: "
+                        f"{', '.join(known)})")
     rows: list[dict[str, Any]] = []
-    for m in all_manifests().values():
+    for m in manifests:
         if workload is not None and not m.implements(workload):
             continue
         missing = missing_debian(m.debian)
@@ -86,7 +91,12 @@ def _target_for(manifest_databases: tuple[str, ...], text: str | None) -> Target
     from dbstand.targets.url import parse_target_url
 
     if text is not None:
-        return parse_target_url(text)
+        url = parse_target_url(text)
+        if url.kind not in manifest_databases:
+            runs_on = (f"runs on {', '.join(manifest_databases)}" if manifest_databases
+                       else "reads no database (drop --target)")
+            raise UserError(f"this stack {runs_on}, not {url.kind}: its manifest says so")
+        return url
     for kind in manifest_databases:
         record = load_record(kind)
         if record is not None:
@@ -116,6 +126,9 @@ def start(name: Name, target: Target = None,
 
     check_port(port)
     manifest = get_manifest(name)
+    if workload is not None and not manifest.implements(workload):
+        raise UserError(f"stack {name!r} implements {', '.join(manifest.workloads)}, not "
+                        f"{workload}")
     served = served_workload(workload or manifest.workloads[0])
     url = _target_for(manifest.databases, target)
     if url is not None:

@@ -65,6 +65,16 @@ def _run(mode: Mode, url: str, *, connections: int, keepalive: bool, timeout_s: 
     try:
         raw = native.run(url, connections=connections, keepalive=keepalive, timeout=timeout_s,
                          rate=rate, **kwargs)
+    except KeyboardInterrupt as e:
+        # the engine stopped at once: what it measured until then goes with the
+        # exception (`partial`), for a caller that records interrupted runs
+        raw = getattr(e, "report", None)
+        if isinstance(raw, dict):
+            e.partial = replace(  # type: ignore[attr-defined]
+                LoadResult.from_native(raw, mode=mode, url=url, keepalive=keepalive,
+                                       timeout_s=timeout_s, rate=rate),
+                process_cpu_s=_cpu_self() - before)
+        raise
     except ConnectionError as e:
         raise TargetUnreachableError(str(e)) from None
     except (ValueError, OverflowError, TypeError) as e:
@@ -96,7 +106,8 @@ def run_closed(
 ) -> LoadResult:
     """Closed loop (ab/wrk): each connection sends its next request when the
     previous answer is in. Stops after `requests` in total or `duration` seconds,
-    whichever comes first; requests in flight at the deadline are completed.
+    whichever comes first; requests in flight at the deadline are given half a
+    second, then counted as timeouts (so `duration` bounds the run).
     `timeout_s=0` disables the request timeout; `threads` defaults to half the
     cores (at least 1, at most the connections), the cheapest per request measured.
     `interval_s`: width of the time series' intervals (`result.series`; 0: none).
@@ -145,12 +156,16 @@ def run_scenario(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     threads: int | None = None,
     interval_s: float = DEFAULT_INTERVAL_S,
+    rate: float | None = None,
     tls: TlsSettings | None = None,
 ) -> LoadResult:
-    """Scenario (closed loop): `users` virtual users, one connection each, run
-    the steps in order, `iterations` times in total or for `duration` seconds.
+    """Scenario: `users` virtual users, one connection each, run the steps in order,
+    `iterations` times in total or for `duration` seconds; closed loop, or with
+    `rate` open loop (iterations started per second in total, at fixed intended
+    times; iteration latency from the intended start; needs `duration`).
     `url` gives host and port; step paths are relative to it. Each step gets its
     own histogram in `result.steps`; whole iterations in `iterations_histogram`."""
     return _run("scenario", url, connections=users, keepalive=keepalive,
                 timeout_s=timeout_s, requests=iterations, duration=duration,
-                threads=threads, scenario=scenario.to_json(), interval=interval_s, tls=tls)
+                threads=threads, scenario=scenario.to_json(), interval=interval_s,
+                rate=rate, tls=tls)

@@ -10,7 +10,8 @@ placement the same in every iteration. `same` puts both on one CPU: with one
 operation in flight the two never run at once, so they lose nothing by sharing it and
 every round trip skips the wake-up of another CPU (on a loaded 2-core machine:
 Tarantool sync selects about 3x faster than `separate`, with a narrower interval).
-Affinities are put back when the case ends, also on error.
+A client with no server process here (embedded SQLite, a remote server) is left to the
+scheduler (ALONE). Affinities are put back when the case ends, also on error.
 """
 
 from __future__ import annotations
@@ -81,6 +82,15 @@ PLACEMENTS = ("separate", "same")
 #: sync selects 29-32k ops/s within 1-10% on one CPU, 11-12k within 12-13% on two,
 #: 20-23k within 21-26% unpinned); `--pin-cpus separate` gives each its own
 DEFAULT_PLACEMENT = "same"
+#: why a client with no server process on this machine (an embedded database such as
+#: SQLite, or a server elsewhere) is left unpinned. Pinning places a client beside its
+#: server; alone, there is nothing to place, and a client held on one CPU can no longer
+#: move away from what else runs there (interrupts and softirqs, which this kind of VM
+#: takes mostly on CPU 0, the progress display's thread, other programs) while the
+#: other CPU idles. Measured (issue 29, six runs each, alternating, one idle machine):
+#: the default suite (sqlite3) with its client pinned to CPU 0 had 0, 1, 5, 4, 1 and 4
+#: of 6 cases miss +-3% within 30 iterations; unpinned, 0 in every run.
+ALONE = "not pinned: no server process here to place the client beside (embedded or remote)"
 
 
 def plan_cpus(placement: str = DEFAULT_PLACEMENT) -> tuple[int, int] | None:
@@ -102,7 +112,7 @@ def pinned(server_pid: int | None, wanted: bool, why_not: str = "",
 
     `wanted` False, fewer than two CPUs, or no way to set affinities: nothing is
     pinned and the record says why. Without a server pid (an embedded database, a
-    server elsewhere) only the client is pinned. Threads and processes started
+    server elsewhere) nothing is pinned either (ALONE says why). Threads and processes started
     inside the block inherit the pinning (new PostgreSQL backends fork from a
     pinned postmaster); at the end every thread of both trees gets its CPUs back.
     """
@@ -113,33 +123,34 @@ def pinned(server_pid: int | None, wanted: bool, why_not: str = "",
     if plan is None:
         yield Pinned(False, "fewer than two CPUs available")
         return
+    if server_pid is None:
+        yield Pinned(False, ALONE)
+        return
+    try:
+        server_default = set(os.sched_getaffinity(server_pid))
+    except OSError:
+        yield Pinned(False, "not pinned: the server's CPUs could not be read")
+        return
     client_cpu, server_cpu = plan
     where = "one CPU" if placement == "same" else "separate CPUs"
     state = Pinned(True, f"client and server on {where}", placement=placement,
                    client_cpus=[client_cpu], server_cpus=[server_cpu], server_pid=server_pid)
+    state._server_default = server_default
     own = os.getpid()
-    try:
-        state._server_default = set(os.sched_getaffinity(server_pid)) if server_pid else set()
-    except OSError:
-        state.server_pid, server_pid = None, None
     try:
         for tid in _threads_of(own):
             state._saved[tid] = set(os.sched_getaffinity(tid))
             _set(tid, {client_cpu})
-        if server_pid is not None:
-            pids = _tree(server_pid)
-            for pid in pids:
-                for tid in _threads_of(pid):
-                    with contextlib.suppress(OSError):
-                        state._saved.setdefault(tid, set(os.sched_getaffinity(tid)))
-                    if _set(tid, {server_cpu}):
-                        state.server_threads += 1
-            state.server_processes = len(pids)
-            if state.server_threads == 0:
-                state.reason = "client only: the server's threads could not be pinned"
-                state.server_cpus = []
-        else:
-            state.reason = "client only: no server process here (embedded or remote)"
+        pids = _tree(server_pid)
+        for pid in pids:
+            for tid in _threads_of(pid):
+                with contextlib.suppress(OSError):
+                    state._saved.setdefault(tid, set(os.sched_getaffinity(tid)))
+                if _set(tid, {server_cpu}):
+                    state.server_threads += 1
+        state.server_processes = len(pids)
+        if state.server_threads == 0:
+            state.reason = "client only: the server's threads could not be pinned"
             state.server_cpus = []
         yield state
     finally:

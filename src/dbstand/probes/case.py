@@ -6,7 +6,8 @@ import contextlib
 import os
 import sqlite3
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import psutil
 
@@ -18,6 +19,15 @@ from dbstand.targets.managed import record_for
 from dbstand.targets.url import TargetURL
 
 
+class TierProbe(Protocol):
+    """Another tier dbstand started for the case (the network axis's proxy): measured
+    over the same windows, reported apart from the client and the database."""
+
+    def begin(self) -> None: ...
+    def end(self) -> None: ...
+    def result(self, ops: int) -> dict[str, Any]: ...
+
+
 class CaseProbes:
     """Client CPU, server CPU and peak RSS, statements: summed over counted windows.
 
@@ -27,15 +37,23 @@ class CaseProbes:
     """
 
     def __init__(self, target: TargetURL, prefix: str, *, client_scope: str = "process",
-                 sqlite_conn: Any = None):
+                 sqlite_conn: Any = None,
+                 admin: Callable[[TargetURL, str], Any] | None = None,
+                 proxy: TierProbe | None = None):
+        """`admin(target, prefix)`: the workload's admin connection, for the statement
+        counter (None: statements not counted); `proxy`: the probe of the proxy a
+        routed target goes through (network/route.py's `proxy_probe`), None when direct."""
         self.target = target
         self.notes: list[str] = []
         self.pid, self.pid_source = server_pid(target)
         if self.pid == os.getpid():
             self.pid, self.pid_source = None, "the server is this process"
         self.server = TreeCpu(self.pid) if self.pid else None
+        # a routed target's proxy (network axis) is measured apart, not as the client
+        proxy_pid = target.route.proxy_pid if target.route is not None else None
+        self.proxy = proxy
         self.client_scope = client_scope
-        self.client = TreeCpu(os.getpid(), exclude=[self.pid] if self.pid else (),
+        self.client = TreeCpu(os.getpid(), exclude=[p for p in (self.pid, proxy_pid) if p],
                               self_cpu=client_scope == "process")
         self.statements: StatementCounter | None = None
         self.warmup: StatementCounter | None = None
@@ -47,10 +65,12 @@ class CaseProbes:
             else:
                 self.statements_source = ("unavailable: SQLite statements are counted on "
                                           "the case's own connection, in sync mode only")
+        elif admin is None:
+            self.statements_source = "unavailable: no admin connection given"
         else:
             try:
                 self.statements = open_counter(target, prefix,
-                                               managed=record_for(target) is not None)
+                                               record_for(target) is not None, admin)
                 self.statements_source = self.statements.source
             except LookupError as exc:
                 self.statements_source = f"unavailable: {exc}"
@@ -63,6 +83,8 @@ class CaseProbes:
         self._statements("begin")
         if self.server is not None:
             self.server.begin()
+        if self.proxy is not None:
+            self.proxy.begin()
         self.client.begin()
         self._t0 = time.perf_counter()
 
@@ -70,6 +92,8 @@ class CaseProbes:
         self.window_s += time.perf_counter() - self._t0
         self.windows += 1
         self.client.end()
+        if self.proxy is not None:
+            self.proxy.end()
         if self.server is not None:
             self.server.end()
         self._statements("end")
@@ -117,6 +141,8 @@ class CaseProbes:
             out["server_rss_note"] = "sum of the tree's RSS at the windows' edges"
             if self.server.lost:
                 self.notes.append(self.server.lost)
+        if self.proxy is not None:
+            out.update(self.proxy.result(ops))
         counter = self.statements
         counted_ops = ops
         if self.warmup is not None:

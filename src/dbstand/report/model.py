@@ -19,6 +19,9 @@ class Column:
     title: str                 # names its unit and direction: "ops/s ↑", "p50 µs ↓"
     numeric: bool = False
     compact: bool = True       # shown in the terminal (every format keeps all otherwise)
+    #: names the row (stack, operation, users...): repeated in every part of a table the
+    #: terminal folds to fit its width; unmarked tables use their leading text columns
+    names_row: bool = False
 
 
 @dataclass

@@ -6,6 +6,8 @@ database's native form, named in `forms` so results can state which was measured
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +22,22 @@ class Dialect:
     forms: dict[str, str] = field(default_factory=dict)
     after_fill: str | None = None  # e.g. move a sequence past the explicit ids
     max_params: int = 999
+    #: statistics gathered after a table is loaded (None: none to gather)
+    analyze: str | None = "ANALYZE {t}"
+    #: the query giving the ownership registry's mark ("?" is the table name)
+    mark_query: str | None = None
+    #: the statements creating the registry with its mark ({t} table, {columns}, {mark})
+    create_registry: tuple[str, ...] = ("CREATE TABLE {t} ({columns})",)
+    #: "module:function(cursor) -> dict": version and settings that matter
+    facts: str | None = None
+
+    def server_facts(self, cursor: Any) -> dict[str, Any]:
+        """Version and settings that matter, through a DB-API cursor of the target."""
+        if self.facts is None:
+            return {}
+        module, _, name = self.facts.partition(":")
+        read: Callable[[Any], dict[str, Any]] = getattr(importlib.import_module(module), name)
+        return read(cursor)
 
     def select(self, table: str) -> str:
         return f"SELECT id, name FROM {table} WHERE id = ?"
@@ -48,6 +66,13 @@ SQLITE = Dialect(
     table_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
     forms={"upsert": "INSERT ... ON CONFLICT (id) DO UPDATE",
            "replace": "INSERT OR REPLACE"},
+    # SQLite's ANALYZE writes sqlite_stat1, a table dbstand does not own, into the
+    # user's file, and a rowid lookup uses no statistics: none gathered
+    analyze=None,
+    mark_query="SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
+    # SQLite keeps a comment inside the parentheses
+    create_registry=("CREATE TABLE {t} (/* {mark} */ {columns})",),
+    facts="dbstand.sql.dialects:sqlite_facts",
 )
 
 POSTGRESQL = Dialect(
@@ -64,6 +89,11 @@ POSTGRESQL = Dialect(
            "replace": "INSERT ... ON CONFLICT (id) DO UPDATE SET every column"},
     after_fill="SELECT setval(pg_get_serial_sequence('{t}', 'id'), (SELECT max(id) FROM {t}))",
     max_params=30000,
+    mark_query=("SELECT obj_description(c.oid, 'pg_class') FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = current_schema() AND c.relname = ?"),
+    create_registry=("CREATE TABLE {t} ({columns})", "COMMENT ON TABLE {t} IS '{mark}'"),
+    facts="dbstand.targets.postgresql.managed:server_facts",
 )
 
 MYSQL = Dialect(
@@ -77,6 +107,11 @@ MYSQL = Dialect(
                   "WHERE table_schema = DATABASE() AND table_name = ?"),
     forms={"upsert": "INSERT ... ON DUPLICATE KEY UPDATE", "replace": "REPLACE INTO"},
     max_params=30000,
+    analyze="ANALYZE TABLE {t}",
+    mark_query=("SELECT table_comment FROM information_schema.tables "
+                "WHERE table_schema = DATABASE() AND table_name = ?"),
+    create_registry=("CREATE TABLE {t} ({columns}) COMMENT = '{mark}'",),
+    facts="dbstand.targets.mysql.managed:server_facts",
 )
 
 DIALECTS = {d.kind: d for d in (SQLITE, POSTGRESQL, MYSQL)}
@@ -91,21 +126,14 @@ def dialect_for(kind: str) -> Dialect:
 
 def server_facts(kind: str, cursor: Any) -> dict[str, Any]:
     """Version and settings that matter, through a DB-API cursor of the target."""
-    kind = dialect_for(kind).kind
-    if kind == "sqlite":
-        import sqlite3
+    return dialect_for(kind).server_facts(cursor)
 
-        facts: dict[str, Any] = {"version": sqlite3.sqlite_version}
-        for pragma in ("journal_mode", "synchronous", "cache_size", "page_size"):
-            cursor.execute(f"PRAGMA {pragma}")
-            facts[pragma] = cursor.fetchone()[0]
-        return facts
-    if kind == "postgresql":
-        from dbstand.targets.postgresql.managed import server_facts as pg_facts
 
-        return pg_facts(cursor)
-    if kind == "mysql":
-        from dbstand.targets.mysql.managed import server_facts as my_facts
+def sqlite_facts(cursor: Any) -> dict[str, Any]:
+    import sqlite3
 
-        return my_facts(cursor)
-    return {}
+    facts: dict[str, Any] = {"version": sqlite3.sqlite_version}
+    for pragma in ("journal_mode", "synchronous", "cache_size", "page_size"):
+        cursor.execute(f"PRAGMA {pragma}")
+        facts[pragma] = cursor.fetchone()[0]
+    return facts

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from dbstand.console import console
+from dbstand.errors import UserError
 from dbstand.modes.pinning import DEFAULT_PLACEMENT
 from dbstand.studies import STUDIES
 
@@ -47,6 +48,10 @@ def study(
     options = StudyOptions(quick=quick, pin=pin, pin_cpus=pin_cpus, output=output)
     started = time.monotonic()
     run = read_results(results) if results is not None else chosen.run(options)
+    if results is not None and run.workload != chosen.workload:
+        raise UserError(f"--results {results} is a {run.workload or 'unknown'} run, not a "
+                        f"{chosen.workload} run of the {name} study: its claims cannot be "
+                        "checked on it")
     elapsed = time.monotonic() - started
     report, _claims = chosen.report(run, quick)
     print_report(report, console)

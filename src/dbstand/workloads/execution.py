@@ -28,16 +28,18 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from dbstand import interrupts
 from dbstand.console import redact_text
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, OwnershipError, TargetError
 from dbstand.results.schema import run_footer, run_header
 from dbstand.results.store import ResultsFile, ResultsWriteError, ResultsWriter, read_results
-from dbstand.sql.ownership import DEFAULT_PREFIX
-from dbstand.targets.run_lock import run_locks
+from dbstand.targets.prefix import DEFAULT_PREFIX
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, Workload
+from dbstand.workloads.network_axis import add_network, case_on_path
 from dbstand.workloads.records import case_record, failed_record
+from dbstand.workloads.run_lock import run_locks
 
 
 @dataclass
@@ -86,6 +88,7 @@ def _execute(request: RunRequest, console: Console,
                       TimeElapsedColumn(), console=console, transient=True) as progress:
             overall = progress.add_task("cases", total=len(request.cases))
             for index, case in enumerate(request.cases):
+                interrupts.check()  # a Ctrl-C whose exception was lost (interrupts.py)
                 task = progress.add_task(f"  {case.label()}",
                                          total=request.config.max_iterations)
 
@@ -93,7 +96,9 @@ def _execute(request: RunRequest, console: Console,
                     progress.update(task, completed=done, total=total)
 
                 try:
-                    outcome = request.workload.run_case(case, request.config, tick)
+                    with case_on_path(case) as (run, path):
+                        outcome = request.workload.run_case(run, request.config, tick)
+                    add_network(outcome, path)
                     record = case_record(case, run_id, index, outcome, engine)
                 except (CaseFailed, TargetError, OwnershipError) as exc:
                     failed += 1

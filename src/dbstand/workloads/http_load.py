@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from dbstand.engine.histogram import LatencyHistogram
 from dbstand.engine.stats import summarize
-from dbstand.errors import CaseFailed
+from dbstand.errors import CaseFailed, UserError
 from dbstand.loadgen.engine import run_closed, run_open
 from dbstand.loadgen.result import LoadResult
 from dbstand.loadgen.series import DEFAULT_INTERVAL_S, series_record
@@ -50,6 +50,45 @@ class LoadPlan:
     @property
     def mode(self) -> str:
         return f"open:{self.rate:g}/s" if self.rate else f"clients:{self.connections}"
+
+
+def open_loop_plan(best: float | None, params: dict[str, Any]) -> LoadPlan:
+    """An open-loop case's load: half the closed-loop maximum (`best`) measured for the
+    same stack and test earlier in the run."""
+    if not best:
+        raise CaseFailed("no closed-loop figure to set the open-loop rate from")
+    return LoadPlan(connections=params["clients"], rate=round(best / 2, 1),
+                    duration_s=params["duration_s"], keepalive=params.get("keepalive", True),
+                    repeats=params["repeats"], max_error_rate=params["max_error_rate"])
+
+
+def check_load(repeats: int, max_error_rate: float) -> None:
+    """The load settings every served workload's options share."""
+    if not 2 <= repeats <= 100:
+        raise UserError("--repeats must be from 2 to 100 (a 95% interval needs two runs)")
+    if not 0 <= max_error_rate < 1:
+        raise UserError("--max-error-rate must be from 0 to 1")
+
+
+class LoadCluster:
+    """A served workload's `--cluster`: the session opened at its preflight (each worker
+    then runs a share of every load) and closed with the workload."""
+
+    def __init__(self, spec: str | None):
+        self.spec = spec
+        self.session: ClusterSession | None = None
+
+    def open(self) -> None:
+        if self.spec and self.session is None:
+            from dbstand.distributed.session import open_cluster
+            from dbstand.distributed.spec import parse_cluster
+
+            self.session = open_cluster(parse_cluster(self.spec))
+
+    def close(self) -> None:
+        if self.session is not None:
+            session, self.session = self.session, None
+            session.close()
 
 
 def _one_run(url: str, plan: LoadPlan, cluster: ClusterSession | None = None,

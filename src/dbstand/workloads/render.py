@@ -3,15 +3,19 @@ the report model (its `report` entry in workloads.ENTRIES), a renderer draws it.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
+import stat
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from dbstand.errors import UserError
 from dbstand.report.model import Report, unique_names
 from dbstand.report.renderers import EXPORT_FORMATS, FORMATS, renderer
 from dbstand.results.store import ResultsFile
@@ -71,29 +75,76 @@ def render_terminal(results: ResultsFile, console: Console) -> None:
     print_report(build_report(results), console)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """A reader sees the old file or the whole new one, never half of it."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        from dbstand.errors import UserError
+FIFO_WAIT_S = 3.0  # how long a report waits for a reader of a FIFO named as its output
 
+
+def _write_atomic(path: Path, text: str) -> None:
+    """A reader sees the old file or the whole new one, never half of it. A symlink
+    stays a symlink (its target is written); a device, FIFO or other file that is not
+    a regular one is written through, never replaced."""
+    real = Path(os.path.realpath(path))
+    try:
+        mode = os.stat(real).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        _write_through(path, real, text, mode)
+        return
+    try:
+        real.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
+    except OSError as exc:
         raise UserError(f"cannot write {path}: {exc.strerror}") from None
     try:
         umask = os.umask(0)
         os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; an export is for sharing
+        os.fchmod(fd, (mode if mode is not None else 0o666 & ~umask) & 0o7777)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-        os.replace(tmp, path)
+        os.replace(tmp, real)
     except BaseException as exc:
         os.unlink(tmp)
         if isinstance(exc, OSError):  # a full disk: one line, the results file is safe
-            from dbstand.errors import UserError
-
             raise UserError(f"cannot write {path}: {exc.strerror}") from None
         raise
+
+
+def _write_through(path: Path, real: Path, text: str, mode: int) -> None:
+    """Write into a device or FIFO as it is (a FIFO waits a little for a reader)."""
+    if stat.S_ISDIR(mode):
+        raise UserError(f"cannot write {path}: it is a folder")
+    data = text.encode("utf-8")
+    try:
+        if stat.S_ISFIFO(mode):
+            fd = _open_fifo(path, real)
+        else:
+            fd = os.open(real, os.O_WRONLY | os.O_NOCTTY)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _open_fifo(path: Path, real: Path) -> int:
+    """A FIFO opened for writing, once a reader has it open (at most FIFO_WAIT_S)."""
+    deadline = time.monotonic() + FIFO_WAIT_S
+    while True:
+        try:
+            fd = os.open(real, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # ENXIO: nobody reads it yet
+                raise
+            if time.monotonic() >= deadline:
+                raise UserError(f"cannot write {path}: it is a FIFO and nothing read from it "
+                                f"within {FIFO_WAIT_S:g} s") from None
+            time.sleep(0.05)
+            continue
+        os.set_blocking(fd, True)
+        return fd
 
 
 def write_report(results: ResultsFile, path: Path, format: str = "html") -> None:

@@ -22,9 +22,17 @@ from typing import Any
 
 from dbstand.engine import Benchmark, CaseMeasurement, EngineConfig, run_benchmark
 from dbstand.errors import UserError
-from dbstand.stacks.catalog import StackSpec, get_stack
+from dbstand.network.route import proxy_probe
 from dbstand.targets.url import TargetURL
-from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.base import (
+    Case,
+    CaseOutcome,
+    Progress,
+    Workload,
+    check_choice,
+    check_known,
+    prove_access,
+)
 from dbstand.workloads.batch.api import OPS, BatchApi, BatchClient, BatchData
 from dbstand.workloads.batch.options import (
     DEFAULT_LARGE_REPEATS,
@@ -34,6 +42,7 @@ from dbstand.workloads.batch.options import (
     BatchOptions,
 )
 from dbstand.workloads.batch.sql import DEFAULT_KEY_PREDICATE, KEY_PREDICATES
+from dbstand.workloads.catalog import StackSpec, get_stack
 
 DEFAULT_ROWS = (10_000, 50_000, 100_000)
 #: a fixed repetition has no stop rule, so no time budget either
@@ -125,13 +134,8 @@ def build_cases(targets: list[TargetURL], stacks: list[str], apis: list[str], op
     ops, stacks = list(dict.fromkeys(ops)), list(dict.fromkeys(stacks))
     rows = list(dict.fromkeys(rows))
     predicates = list(dict.fromkeys(key_predicates or [DEFAULT_KEY_PREDICATE]))
-    for op in ops:
-        if op not in OPS:
-            raise UserError(f"unknown batch operation {op!r} (known: {', '.join(OPS)})")
-    for predicate in predicates:
-        if predicate not in KEY_PREDICATES:
-            raise UserError(f"--key-predicate takes {' and/or '.join(KEY_PREDICATES)}, "
-                            f"not {predicate!r}")
+    check_known(ops, OPS, "batch operation")
+    check_choice(predicates, KEY_PREDICATES, "--key-predicate")
     check_options(options, rows)
     cases: list[Case] = []
     for target in targets:
@@ -252,11 +256,7 @@ class BatchWorkload(Workload):
             key = (case.stack, case.target.secret())
             if key not in seen:
                 seen.add(key)
-                client = open_client(case)  # proves reachability and credentials
-                try:
-                    client.check_ownership()
-                finally:
-                    client.close()
+                prove_access(open_client(case))
 
     def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
         spec = get_stack(case.stack)
@@ -268,8 +268,9 @@ class BatchWorkload(Workload):
             server = client.server_facts()
             client.check_ownership()
             bench = BatchBenchmark(client, case)
+            proxy = proxy_probe(case.target)
             try:
-                measurement = run_benchmark(bench.benchmark(), cfg, progress)
+                measurement = run_benchmark(bench.benchmark(), cfg, progress, probe=proxy)
             except BaseException:
                 client.cleanup_after_failure(keep)
                 raise
@@ -300,4 +301,6 @@ class BatchWorkload(Workload):
             metrics["key_form"] = client.sql.key_form
         if self.options.baseline:
             metrics["baseline"] = self.options.baseline
+        if proxy is not None:
+            metrics["proxy"] = proxy.result(proxy.windows * measurement.revs)
         return CaseOutcome(metrics=metrics, server=server, packages=spec.versions())

@@ -13,8 +13,8 @@ from dbstand.console import console, redacted_argv, split_list
 from dbstand.distributed.cli import ClusterOption
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
-from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.manifest import stacks_for
+from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
 from dbstand.workloads.docquery.options import DocqueryOptions
 from dbstand.workloads.docquery.workload import (
@@ -24,8 +24,9 @@ from dbstand.workloads.docquery.workload import (
     DocqueryWorkload,
     build_cases,
 )
-from dbstand.workloads.execution import RunRequest, default_output, execute
-from dbstand.workloads.run_common import Export, Html, Output, finish
+from dbstand.workloads.execution import RunRequest, execute
+from dbstand.workloads.network_axis import APP_PARAM, app_paths, db_paths, with_paths
+from dbstand.workloads.run_common import AppRtt, DbRtt, Export, Html, Output, finish, results_path
 
 #: (URL, the server's name in results, database server pids whose CPU counts)
 Served = tuple[TargetURL, str, list[int]]
@@ -77,6 +78,8 @@ def run_docquery(
         help="A case with more failed requests than this share fails")] = 0.01,
     prefix: Annotated[str, typer.Option(help="Prefix of the collections and tables dbstand "
                                              "owns")] = DEFAULT_PREFIX,
+    db_rtt: DbRtt = None,
+    app_rtt: AppRtt = None,
     output: Output = None,
     html: Html = None,
     export: Export = None,
@@ -89,9 +92,11 @@ def run_docquery(
                               max_error_rate=max_error_rate, cluster=cluster)
     options.check()
     stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
+    readable = sorted({k for m in stacks_for(WORKLOAD) for k in m.databases}, reverse=True)
     for url in split_list(target, "--target"):
-        if parse_target_url(url).kind not in ("mongodb", "postgresql"):
-            raise UserError(f"docquery reads mongodb:// or postgresql:// targets, not {url}")
+        if parse_target_url(url).kind not in readable:
+            raise UserError(f"docquery reads {' or '.join(f'{k}://' for k in readable)} "
+                            f"targets, not {url}")
     workload = DocqueryWorkload(options)
     with databases(split_list(target, "--target")) as served:
         pairs = [(url, name) for url, name, _ in served]
@@ -99,10 +104,13 @@ def run_docquery(
                   if any(url.kind in _databases(s) for url, _ in pairs)]
         cases = build_cases(pairs, usable, split_list(test, "--test"),
                             split_list(connections, "--connections"), open_loop, options)
+        cases = with_paths(cases, db_paths(db_rtt, [url for url, _ in pairs]))
+        cases = with_paths(cases, app_paths(app_rtt), APP_PARAM)
         workload.use_targets({url.redacted(): pids for url, _, pids in served if pids})
         config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)
         results = execute(RunRequest(workload, cases, config,
-                                     output or default_output(WORKLOAD), redacted_argv()),
+                                     results_path(output, html, export, WORKLOAD),
+                                     redacted_argv()),
                           console)
     finish(results, html, export)
 

@@ -25,10 +25,12 @@ import argparse
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -42,6 +44,8 @@ TITLE = "Post title"
 #: bump when the generated documents change, so that old loaded sets are not reused
 FORMAT = 1
 BATCH = 10_000
+#: insert_many calls in flight while loading a MongoDB-wire server
+LOAD_CONNECTIONS = 4
 WORKLOAD = "docquery"
 CREATED_FORMAT = "%Y-%m-%d %H:%M:%S"
 
@@ -140,19 +144,10 @@ def load_mongo(db: Any, size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED, *,
         own.create(meta_name, WORKLOAD)
     coll = own.create(name, WORKLOAD)
     started = time.perf_counter()
-    done = 0
-    chunk: list[dict[str, Any]] = []
-    for post in generate(size, seed):
-        chunk.append({"_id": ObjectId(post.oid), "title": TITLE, "created": post.created})
-        if len(chunk) >= batch:
-            coll.insert_many(chunk, ordered=True)
-            done += len(chunk)
-            chunk = []
-            if progress:
-                progress(done, size)
-    if chunk:
-        coll.insert_many(chunk, ordered=True)
-        done += len(chunk)
+    docs = ({"_id": ObjectId(post.oid), "title": TITLE, "created": post.created}
+            for post in generate(size, seed))
+    done = insert_parallel(coll, docs, batch=batch,
+                           progress=(lambda n: progress(n, size)) if progress else None)
     seconds = time.perf_counter() - started
     db[meta_name].replace_one(
         {"_id": "posts"},
@@ -160,6 +155,31 @@ def load_mongo(db: Any, size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED, *,
          "loaded_at": datetime.now(UTC).replace(tzinfo=None), "seconds": seconds},
         upsert=True)
     return LoadResult(target, name, done, reused=False, seconds=seconds)
+
+
+def insert_parallel(coll: Any, docs: Iterable[dict[str, Any]], *, batch: int = BATCH,
+                    connections: int = LOAD_CONNECTIONS,
+                    progress: Callable[[int], None] | None = None) -> int:
+    """A MongoDB-wire server's bulk path: insert_many(ordered=False) of `batch`
+    documents, `connections` calls in flight on the client's pool (the server parses
+    and stores one batch while the next is encoded); at most twice that many batches
+    held in memory. Returns the documents inserted; a failed batch fails the load."""
+    done = 0
+    it = iter(docs)
+    with ThreadPoolExecutor(max_workers=connections) as pool:
+        pending: set[Future[Any]] = set()
+        while chunk := list(islice(it, batch)):
+            pending.add(pool.submit(coll.insert_many, chunk, ordered=False))
+            if len(pending) >= 2 * connections:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                done += sum(len(f.result().inserted_ids) for f in finished)
+                if progress:
+                    progress(done)
+        for future in pending:
+            done += len(future.result().inserted_ids)
+    if progress:
+        progress(done)
+    return done
 
 
 def drop_mongo(db: Any, prefix: str = DEFAULT_PREFIX) -> None:
@@ -248,6 +268,7 @@ def drop_postgresql(conn: Any, prefix: str = DEFAULT_PREFIX) -> None:
 def connected(target: TargetURL | str) -> Iterator[tuple[str, Any]]:
     """("mongodb", pymongo Database) or ("postgresql", psycopg connection) for a target
     URL; the password of a `dbstand server up` server is found when the URL has none."""
+    from dbstand.drivers import connect_timeout_s, open_with
     from dbstand.errors import TargetError
     from dbstand.targets.managed import password_for
     from dbstand.targets.url import parse_target_url
@@ -258,15 +279,19 @@ def connected(target: TargetURL | str) -> Iterator[tuple[str, Any]]:
     if url.kind == "mongodb":
         import pymongo
 
-        client: Any = pymongo.MongoClient(url.secret(), serverSelectionTimeoutMS=10_000)
+        limit_ms = connect_timeout_s() * 1000
+        client: Any = pymongo.MongoClient(url.secret(), serverSelectionTimeoutMS=limit_ms,
+                                          connectTimeoutMS=limit_ms, socketTimeoutMS=limit_ms)
         try:
+            # pymongo connects lazily: a refusing or silent server fails here, one line
+            open_with(lambda: client.admin.command("ping"), url)
             yield "mongodb", client[url.database or "dbstand"]
         finally:
             client.close()
     elif url.kind == "postgresql":
-        import psycopg
+        from dbstand.drivers import psycopg as psycopg_driver
 
-        with psycopg.connect(url.secret(), connect_timeout=10) as conn:
+        with open_with(lambda: psycopg_driver.connect(url, autocommit=False), url) as conn:
             yield "postgresql", conn
     else:
         raise TargetError(f"docquery data lives in mongodb:// or postgresql:// targets, "
@@ -277,7 +302,7 @@ def load_url(target: TargetURL | str, size: int = DEFAULT_SIZE, seed: int = DEFA
              prefix: str = DEFAULT_PREFIX, force: bool = False,
              progress: Progress | None = None) -> LoadResult:
     """Load the set into a mongodb:// or postgresql:// target."""
-    from dbstand.sql.ownership import check_prefix
+    from dbstand.targets.prefix import check_prefix
 
     check_prefix(prefix)
     with connected(target) as (kind, handle):

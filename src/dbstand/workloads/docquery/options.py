@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dbstand.errors import UserError
+from dbstand.workloads.http_load import check_load
 
 
 @dataclass(frozen=True)
@@ -27,10 +28,7 @@ class DocqueryOptions:
     def check(self) -> None:
         if not 30 <= self.size <= 100_000_000:
             raise UserError("--size must be from 30 to 100,000,000 documents")
-        if not 1 <= self.repeats <= 100:
-            raise UserError("--repeats must be from 1 to 100")
-        if not 0 <= self.max_error_rate < 1:
-            raise UserError("--max-error-rate must be from 0 to 1")
+        check_load(self.repeats, self.max_error_rate)
 
     def params(self) -> dict[str, object]:
         """What each case records of them."""

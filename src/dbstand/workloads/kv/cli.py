@@ -12,16 +12,27 @@ from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.modes.pinning import DEFAULT_PLACEMENT
 from dbstand.modes.spec import ModeSpec, default_sweep, expand_modes, parse_mode
-from dbstand.sql.ownership import DEFAULT_PREFIX
-from dbstand.stacks.catalog import get_stack
+from dbstand.targets.kinds import get_kind
+from dbstand.targets.prefix import DEFAULT_PREFIX
 from dbstand.targets.url import TargetURL
 from dbstand.workloads import Case
-from dbstand.workloads.execution import RunRequest, default_output, execute
+from dbstand.workloads.base import check_choice
+from dbstand.workloads.catalog import get_stack
+from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.kv.keys import DISTRIBUTIONS
 from dbstand.workloads.kv.options import DEFAULT_ROWS, KvOptions
 from dbstand.workloads.kv.workload import OPS, KvWorkload
+from dbstand.workloads.network_axis import db_paths, with_paths
 from dbstand.workloads.protocols import expand_protocols, with_probes
-from dbstand.workloads.run_common import Export, Html, Output, finish, run_targets
+from dbstand.workloads.run_common import (
+    DbRtt,
+    Export,
+    Html,
+    Output,
+    finish,
+    results_path,
+    run_targets,
+)
 
 LOOPS = ("asyncio", "uvloop")
 
@@ -34,9 +45,7 @@ def kv_cases(targets: list[TargetURL], stacks: list[str], ops: list[str], modes:
     levels for asyncio stacks, threads for synchronous ones) after the modes asked
     for. A synchronous stack runs no loop: it records the first one named."""
     loops = list(dict.fromkeys([loop] if isinstance(loop, str) else loop)) or ["asyncio"]
-    for name in loops:
-        if name not in LOOPS:
-            raise UserError(f"--loop takes {' and/or '.join(LOOPS)}, not {name!r}")
+    check_choice(loops, LOOPS, "--loop")
     asked = expand_modes(modes)
     cases = []
     skipped: list[str] = []
@@ -141,6 +150,7 @@ def run_kv(
         = DEFAULT_PREFIX,
     keep: Annotated[bool, typer.Option(help="Keep the table after each case")] = False,
     seed: Annotated[int, typer.Option(help="Random seed for keys")] = 42,
+    db_rtt: DbRtt = None,
     output: Output = None,
     html: Html = None,
     export: Export = None,
@@ -163,20 +173,20 @@ def run_kv(
                          split_list(loop, "--loop"))
         cases = with_probes(expand_protocols(cases, split_list(protocol, "--protocol")),
                             probes)
+        cases = with_paths(cases, db_paths(db_rtt, targets))
         results = execute(RunRequest(KvWorkload(options), cases, config,
-                                     output or default_output("kv"), redacted_argv()),
+                                     results_path(output, html, export, "kv"),
+                                     redacted_argv()),
                           console)
     finish(results, html, export)
 
 
 def _default_stacks(targets: list[TargetURL]) -> list[str]:
-    defaults = {"sqlite": "sqlite3", "postgresql": "psycopg", "mysql": "pymysql",
-                "tarantool": "tarantool"}
-    stacks = []
+    stacks: list[str] = []
     for t in targets:
-        name = defaults.get(t.kind)
-        if name and name not in stacks:
-            stacks.append(name)
+        for name in get_kind(t.kind).default_stacks.get("kv", ())[:1]:
+            if name not in stacks:
+                stacks.append(name)
     if not stacks:
         raise UserError("no default stack for these targets: name one with --stack")
     return stacks

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from dbstand.errors import UserError
 from dbstand.modes.pinning import DEFAULT_PLACEMENT, PLACEMENTS
-from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
+from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 
 DEFAULT_ROWS = 10_000
 

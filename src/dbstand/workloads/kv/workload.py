@@ -17,10 +17,12 @@ from dbstand.engine import Benchmark, EngineConfig, run_benchmark
 from dbstand.errors import CaseFailed, UserError
 from dbstand.modes.pinning import pinned
 from dbstand.modes.spec import ModeSpec, parse_mode
+from dbstand.network.route import proxy_probe
 from dbstand.probes.case import CaseProbes
 from dbstand.probes.locate import server_pid
-from dbstand.stacks.catalog import StackSpec, get_stack
-from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.admin import admin_client
+from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload, prove_access
+from dbstand.workloads.catalog import StackSpec, get_stack
 from dbstand.workloads.kv.adapters.external import ExternalKv
 from dbstand.workloads.kv.client import KvClient
 from dbstand.workloads.kv.cluster import KvCluster, KvShareRecipe
@@ -116,7 +118,7 @@ class KvBenchmark:
             self._expect(c.count(), self.rows, "rows after upserts (all hits)")
         elif op == "delete":
             self._expect(c.count(), self.rows - self.revs, "rows after deletes")
-            c.fill(sorted((k, f"tuple_{k}") for (k,) in args))
+            c.restore(sorted((k, f"tuple_{k}") for (k,) in args))
         if op != "insert":
             self._expect(c.count(), self.rows, "rows after restoring")
 
@@ -241,18 +243,14 @@ class KvWorkload(Workload):
             key = (case.stack, case.target.secret())
             if key not in seen:
                 seen.add(key)
-                client = open_admin_client(case)  # proves reachability and credentials
-                try:
-                    client.check_ownership()
-                finally:
-                    client.close()
+                prove_access(open_admin_client(case))
                 if spec.is_async:
                     executor = build_executor(spec, case.target, _prefix(case), "select",
                                               parse_mode("asyncio:1"), None,
                                               case.params.get("loop", "asyncio"))
                     executor.close()  # the asyncio driver itself can connect
         if self.cluster is not None:
-            self.cluster.check(cases)
+            self.cluster.check(cases, [case_spec(c) for c in cases])
             self.cluster.open(cases)
 
     def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
@@ -268,7 +266,8 @@ class KvWorkload(Workload):
                 packages.update(admin_spec.versions())
                 server["admin_stack"] = admin_spec.name
             client.create_table()
-            client.fill((k, f"tuple_{k}") for k in range(1, rows + 1))
+            loaded = client.fill(((k, f"tuple_{k}") for k in range(1, rows + 1)),
+                                 lambda done, _total: progress(done, rows))
             kv = KvBenchmark(client, case.op, rows, config.revs,
                              case.params["distribution"], config.seed)
             bench = kv.benchmark()
@@ -315,6 +314,7 @@ class KvWorkload(Workload):
         if not spec.is_async:
             metrics["client"] = client.describe()
             metrics.update(client.details())
+        metrics["data_load"] = loaded.record()
         if probed is not None:
             metrics["probes"] = probed
         if case.op in ("upsert", "replace"):
@@ -338,4 +338,5 @@ def _probes(case: Case, client: KvClient) -> CaseProbes | None:
         return None
     scope = getattr(client, "client_cpu_scope", "process")
     conn = getattr(client, "conn", None) if case.mode == "sync" else None
-    return CaseProbes(case.target, _prefix(case), client_scope=scope, sqlite_conn=conn)
+    return CaseProbes(case.target, _prefix(case), client_scope=scope, sqlite_conn=conn,
+                      admin=admin_client, proxy=proxy_probe(case.target))

@@ -13,9 +13,10 @@ import typer
 from dbstand.console import console, redacted_argv, split_ints, split_list
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
-from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
+from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
-from dbstand.workloads.execution import RunRequest, default_output, execute
+from dbstand.workloads.execution import RunRequest, execute
+from dbstand.workloads.network_axis import APP_PARAM, app_paths, db_paths, with_paths
 from dbstand.workloads.parking.options import (
     BASELINE,
     DEFAULT_BATCHES,
@@ -23,7 +24,7 @@ from dbstand.workloads.parking.options import (
     ParkingOptions,
 )
 from dbstand.workloads.parking.workload import ParkingWorkload, build_cases, parking_stacks
-from dbstand.workloads.run_common import Export, Html, Output, finish
+from dbstand.workloads.run_common import AppRtt, DbRtt, Export, Html, Output, finish, results_path
 
 
 @contextlib.contextmanager
@@ -63,6 +64,8 @@ def run_parking(
     baseline: Annotated[str, typer.Option(
         help="The stack whose server CPU per pass every stack is compared with (the "
              "study's reference: CPython + SQLAlchemy)")] = BASELINE,
+    db_rtt: DbRtt = None,
+    app_rtt: AppRtt = None,
     output: Output = None,
     html: Html = None,
     export: Export = None,
@@ -85,7 +88,10 @@ def run_parking(
     with parking_targets(target) as targets:
         cases = build_cases(targets, stacks, split_list(logging, "--logging"),
                             split_ints(users, "--users"), options)
+        cases = with_paths(cases, db_paths(db_rtt, targets))
+        cases = with_paths(cases, app_paths(app_rtt), APP_PARAM)
         results = execute(RunRequest(ParkingWorkload(options), cases, config,
-                                     output or default_output("parking"), redacted_argv()),
+                                     results_path(output, html, export, "parking"),
+                                     redacted_argv()),
                           console)
     finish(results, html, export)

@@ -15,7 +15,7 @@ from typing import Any
 from dbstand.sql.dialects import dialect_for
 from dbstand.sql.ownership import Ownership
 from dbstand.sql.paramstyle import to_paramstyle
-from dbstand.workloads.parking.db import PARAMSTYLES
+from dbstand.workloads.parking.db import paramstyle
 from dbstand.workloads.parking.values import db_money, to_money
 
 WORKLOAD = "parking"
@@ -131,7 +131,7 @@ def _kind(conn: Any) -> str:
 
 def _ownership(conn: Any, prefix: str) -> Ownership:
     kind = _kind(conn)
-    return Ownership(conn.cursor(), dialect_for(kind), PARAMSTYLES[kind], prefix)
+    return Ownership(conn.cursor(), dialect_for(kind), paramstyle(kind), prefix)
 
 
 def ensure_schema(conn: Any, prefix: str) -> bool:
@@ -165,7 +165,7 @@ def drop_schema(conn: Any, prefix: str) -> None:
 
 
 def _sql(conn: Any, text: str) -> str:
-    return to_paramstyle(text, PARAMSTYLES[_kind(conn)])
+    return to_paramstyle(text, paramstyle(_kind(conn)))
 
 
 def seed(conn: Any, prefix: str) -> None:

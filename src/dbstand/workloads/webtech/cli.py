@@ -11,11 +11,12 @@ import typer
 from dbstand.console import console, redacted_argv, split_ints, split_list
 from dbstand.distributed.cli import ClusterOption
 from dbstand.engine.config import EngineConfig
-from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.manifest import stacks_for
+from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
-from dbstand.workloads.execution import RunRequest, default_output, execute
-from dbstand.workloads.run_common import Export, Html, Output, finish
+from dbstand.workloads.execution import RunRequest, execute
+from dbstand.workloads.network_axis import APP_PARAM, app_paths, db_paths, with_paths
+from dbstand.workloads.run_common import AppRtt, DbRtt, Export, Html, Output, finish, results_path
 from dbstand.workloads.webtech.options import DEFAULT_REPEATS, DEFAULT_REQUESTS, WebtechOptions
 from dbstand.workloads.webtech.rules import TESTS
 from dbstand.workloads.webtech.workload import (
@@ -25,6 +26,9 @@ from dbstand.workloads.webtech.workload import (
     build_cases,
     check_request,
 )
+
+#: the tests that read the database: the only ones with a --db-rtt path
+DB_TESTS = ("db", "cache")
 
 
 @contextlib.contextmanager
@@ -72,6 +76,8 @@ def run_webtech(
         help="Database of the db and cache tests (default: a throwaway MariaDB)")] = None,
     prefix: Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
         = DEFAULT_PREFIX,
+    db_rtt: DbRtt = None,
+    app_rtt: AppRtt = None,
     output: Output = None,
     html: Html = None,
     export: Export = None,
@@ -89,8 +95,14 @@ def run_webtech(
     check_request(stacks, tests, levels, options)  # before a database is started
     with database(target) as url:
         cases = build_cases(url, stacks, tests, levels, open_loop, options)
+        # only the tests that read the database have a path to delay
+        if paths := db_paths(db_rtt, [url]):
+            cases = [c for c in cases if c.op not in DB_TESTS] + with_paths(
+                [c for c in cases if c.op in DB_TESTS], paths)
+        cases = with_paths(cases, app_paths(app_rtt), APP_PARAM)
         config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)
         results = execute(RunRequest(WebtechWorkload(options), cases, config,
-                                     output or default_output(WORKLOAD), redacted_argv()),
+                                     results_path(output, html, export, WORKLOAD),
+                                     redacted_argv()),
                           console)
     finish(results, html, export)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dbstand.errors import UserError
+from dbstand.workloads.http_load import check_load
 
 DEFAULT_REQUESTS = 1_000      # per client and run: the study's single user sent 1,000
 DEFAULT_REPEATS = 3           # the study repeated each measurement 3 times
@@ -32,12 +33,11 @@ class WebtechOptions:
     def check(self) -> None:
         if not 1 <= self.requests <= 10_000_000:
             raise UserError("--requests must be from 1 to 10,000,000")
-        if not 1 <= self.repeats <= 100:
-            raise UserError("--repeats must be from 1 to 100")
         if self.duration_s is not None and not 0 < self.duration_s <= 3600:
             raise UserError("--duration must be from 0 to 3600 seconds")
-        if not 0 <= self.max_error_rate < 1:
-            raise UserError("--max-error-rate must be from 0 to 1")
+        if self.workers is not None and not 1 <= self.workers <= 1024:
+            raise UserError(f"--workers must be from 1 to 1024 (got {self.workers})")
+        check_load(self.repeats, self.max_error_rate)
 
     def params(self) -> dict[str, object]:
         """What each case records of them."""

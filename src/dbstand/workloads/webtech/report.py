@@ -17,6 +17,7 @@ from dbstand.report.model import (
     fmt,
     measurement,
 )
+from dbstand.workloads.network_axis import path_lines, paths_label
 from dbstand.workloads.webtech.rules import TESTS
 
 CAPTION = ("ops/s ↑: successful requests per second, mean of the runs (±: 95% CI); "
@@ -37,6 +38,18 @@ def _limit(records: list[dict[str, Any]], test: str, mode: str) -> float | None:
     return max(values) if values else None
 
 
+def test_name(r: dict[str, Any]) -> str:
+    """The test, with its --db-rtt path when it ran on one: "db (1 ms)"."""
+    label = paths_label(r.get("params") or {})
+    op = str(r.get("op", ""))
+    return op if label is None else f"{op} ({label})"
+
+
+def _test_order(name: str) -> tuple[int, str]:
+    op, _, path = name.partition(" (")
+    return (TESTS.index(op) if op in TESTS else len(TESTS), path)
+
+
 def data_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for r in records:
@@ -44,7 +57,7 @@ def data_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         lat = r.get("latency_us") or {}
         limit = _limit(records, r.get("op", ""), r.get("mode", ""))
         out.append({
-            "stack": r.get("stack"), "limit": bool(labels.get("limit")), "test": r.get("op"),
+            "stack": r.get("stack"), "limit": bool(labels.get("limit")), "test": test_name(r),
             "mode": r.get("mode"), "clients": (r.get("params") or {}).get("clients"),
             "status": r.get("status"), "ops_per_s": r.get("ops_per_s"),
             "ci95_pct": r.get("ci95_pct"), "unstable": bool(r.get("unstable")),
@@ -134,19 +147,20 @@ def notes(rows: list[dict[str, Any]]) -> list[str]:
 
 def build(records: list[dict[str, Any]], title: str) -> Report:
     rows = data_rows(records)
-    tests = [t for t in TESTS if any(r["test"] == t for r in rows)]
+    tests = sorted({str(r["test"]) for r in rows}, key=_test_order)
     modes = sorted({r["mode"] for r in rows if r["mode"].startswith("clients:")},
                    key=lambda m: int(m.split(":")[1]))
     sections = [Section(f"{m.split(':')[1]} client(s)", [mode_chart(rows, m, tests),
                                                           mode_table(rows, m, tests)])
                 for m in modes]
-    return Report(title, sections, notes=notes(rows), caption=CAPTION, data=rows,
+    return Report(title, sections, notes=notes(rows) + path_lines(records, per="request"),
+                  caption=CAPTION, data=rows,
                   data_columns=DATA_COLUMNS, measurements=measurements(records))
 
 
 def measurements(records: list[dict[str, Any]]) -> list[Measurement]:
     """Per case: requests/s; each repeated load run gives one sample (1 / its rate)."""
-    return [measurement(r, f"webtech {r.get('stack')} {r.get('op')} [{r.get('mode')}]",
+    return [measurement(r, f"webtech {r.get('stack')} {test_name(r)} [{r.get('mode')}]",
                         "requests/s", r.get("ops_per_s"), operation="request",
                         samples=[1.0 / x for x in r.get("ops_per_s_runs") or [] if x])
             for r in records]

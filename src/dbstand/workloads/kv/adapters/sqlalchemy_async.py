@@ -36,11 +36,12 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.dml import Insert
 
+from dbstand.drivers.endpoint import endpoint
+from dbstand.drivers.mysql_args import connect_args
 from dbstand.errors import CaseFailed, MissingDependencyError, UserError
 from dbstand.sql.dialects import dialect_for
 from dbstand.targets.connect_errors import connect_error
 from dbstand.targets.managed import password_for
-from dbstand.targets.mysql.managed import connect_args
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.kv.client import AsyncKvClient, AsyncOp
 
@@ -150,7 +151,7 @@ class SqlalchemyAsyncKv(AsyncKvClient):
         else:
             url = URL.create(self.driver_spec.url_driver, username=t.user,
                              password=t.password or password_for(t), host=t.host,
-                             port=t.port or 5432, database=t.database or t.user)
+                             port=endpoint(t).port, database=t.database or t.user)
         self.engine = create_async_engine(url, isolation_level="AUTOCOMMIT", pool_size=1,
                                           max_overflow=0,
                                           connect_args=dict(self.driver_spec.connect_args))
