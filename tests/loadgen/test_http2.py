@@ -3,9 +3,12 @@ h2load, an independent HTTP/2 client, agree with what the engine counts."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,3 +65,19 @@ def test_http2_refusals(nginx_tls: Nginx) -> None:
     with pytest.raises(LoadgenConfigError, match="keeps its connections"):
         run_closed(nginx_tls.url(), connections=1, requests=1, http2=True, keepalive=False,
                    tls=INSECURE)
+
+
+def test_cli_http2_records_streams_and_handshakes(nginx_h2: Nginx, tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    env = {**os.environ, "DBSTAND_HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-m", "dbstand", "http", nginx_h2.url(), "-c", "2",
+                           "-n", "300", "--insecure", "--http2", "--streams", "10",
+                           "-o", str(out)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "HTTP/2, 10 streams per connection" in done.stdout
+    case = next(r for r in map(json.loads, out.read_text().splitlines())
+                if r.get("type") == "case")
+    assert case["params"]["http2"] is True and case["params"]["streams"] == 10
+    assert case["params"]["tls"]["insecure"] is True
+    assert case["http"]["successes"] == 300 and case["http"]["handshakes"] == 2
+    assert nginx_h2.logged_requests(300) == 300
