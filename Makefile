@@ -47,6 +47,7 @@ test: deps-debian venv demo-check
 
 deps-debian:
 	bash scripts/install-debian-deps.sh
+	bash scripts/install-profilers.sh
 
 lint: venv
 	$(BIN)/ruff check src tests bench

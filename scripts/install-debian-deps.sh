@@ -10,6 +10,7 @@ packages=(
     libmariadb-dev pkg-config         # to build mysqlclient
     tarantool                         # managed Tarantool
     nginx wrk                         # HTTP engine tests and benchmark
+    nghttp2-client openssl            # h2load (HTTP/2 peer); throwaway certificates for TLS tests
     apache2-utils                     # ab: an independent client of what dbstand serves
     chromium fonts-dejavu-core        # the HTML report rendered headless (test_report_html)
     iproute2 procps                   # ip netns, sysctl: tests/network/test_namespaces.py

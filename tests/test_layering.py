@@ -18,8 +18,9 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "dbstand"
 
 #: ARCHITECTURE.md's "Layering", lowest first
-LAYERS = ("errors", "paths", "console", "interrupts", "engine", "targets", "drivers", "sql",
-          "probes", "network", "results", "loadgen", "modes", "stacks", "distributed",
+LAYERS = ("errors", "paths", "console", "interrupts", "proctree", "engine", "targets", "drivers",
+          "sql", "profiles", "probes", "network", "results", "loadgen", "modes", "stacks",
+          "distributed",
           "report", "workloads", "studies", "cli", "__main__")
 
 _MODULE_STRING = re.compile(r"^(dbstand(?:\.\w+)+)(?::[\w.]+)?$")

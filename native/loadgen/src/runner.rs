@@ -203,6 +203,9 @@ fn run_tokio(
             let probe = i == lo;
             let stream = if i == lo { first.take() } else { None };
             let handle = match (&cfg.mode, &scenario) {
+                (Mode::Closed, _) if cfg.h2.is_some() => {
+                    tokio::task::spawn_local(crate::h2conn::closed_connection(sh, probe))
+                }
                 (Mode::Closed, _) => tokio::task::spawn_local(closed_connection(sh, probe, stream)),
                 (Mode::Open { rate }, _) => {
                     tokio::task::spawn_local(open_connection(sh, i, *rate, probe, stream))

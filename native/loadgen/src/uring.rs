@@ -809,6 +809,7 @@ impl<'a> Loop<'a> {
             status: head.status,
             bytes: s.bytes,
             body_bytes: s.body_bytes,
+            handshake: None,
         };
         let latency = now.saturating_duration_since(s.start);
         self.sh.record(&Ok(answer), s.start, latency, None);

@@ -27,7 +27,7 @@ pub async fn virtual_user(
     first: Option<std::net::TcpStream>,
 ) {
     let cfg = sh.cfg.clone();
-    let mut conn = Conn::adopt(cfg.addr, first);
+    let mut conn = Conn::adopt(cfg.addr, cfg.tls.clone(), first);
     let mut timer = Timer::new(cfg.timeout);
     let mut vars = scenario.new_vars(vu, &sh.run_id);
     let mut request = Vec::with_capacity(512);

@@ -84,6 +84,13 @@ impl Shared {
         }
     }
 
+    /// Return a ticket taken for a request that was never sent.
+    pub fn give_back_ticket(&self) {
+        if let Some(b) = &self.budget {
+            b.set(b.get() + 1);
+        }
+    }
+
     #[inline]
     pub fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
@@ -116,7 +123,15 @@ impl Shared {
     ) {
         let ns = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
         let apply = |s: &mut Stats| match result {
-            Ok(a) => s.answer(a.status, ns, a.bytes, a.body_bytes),
+            Ok(a) => {
+                s.answer(a.status, ns, a.bytes, a.body_bytes);
+                if let Some(h) = a.handshake {
+                    s.handshake(
+                        u64::try_from(h.time.as_nanos()).unwrap_or(u64::MAX),
+                        h.resumed,
+                    );
+                }
+            }
             Err(f) => s.failure(*f),
         };
         apply(&mut self.stats.borrow_mut());

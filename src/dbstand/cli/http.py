@@ -20,6 +20,7 @@ from dbstand.loadgen import DEFAULT_TIMEOUT_S, run_closed, run_open
 from dbstand.loadgen.record import DEFAULT_MAX_ERROR_RATE
 from dbstand.loadgen.series import DEFAULT_INTERVAL_S
 from dbstand.loadgen.summary import print_summary
+from dbstand.loadgen.tls import TLS_VERSIONS, TlsSettings
 from dbstand.results.store import (
     ResultsWriteError,
     check_distinct_outputs,
@@ -69,8 +70,27 @@ def _plan(requests: int | None, timelimit: float | None, duration: float | None,
     return requests, duration
 
 
+def _tls(url: str, insecure: bool, cacert: Path | None, version: str | None, resume: bool,
+         sni: str | None) -> TlsSettings | None:
+    """TLS settings for an https:// URL; TLS options on an http:// URL are a mistake."""
+    given = insecure or cacert is not None or version is not None or not resume or sni
+    if not url.strip().lower().startswith("https://"):
+        if given:
+            raise UserError("--insecure, --cacert, --tls-version, --no-tls-resume and --sni "
+                            "need an https:// URL")
+        return None
+    if version is not None and version not in TLS_VERSIONS:
+        raise UserError(f"--tls-version: 1.2 or 1.3 (got {version!r})")
+    if insecure and cacert is not None:
+        raise UserError("give --cacert or --insecure, not both")
+    if cacert is not None and not cacert.is_file():
+        raise UserError(f"--cacert: no such file: {cacert}")
+    return TlsSettings(insecure=insecure, ca_file=str(cacert) if cacert else None,
+                       resume=resume, version=version, sni=sni)
+
+
 def http(
-    url: Annotated[str, typer.Argument(help="http://host[:port]/path")],
+    url: Annotated[str, typer.Argument(help="http[s]://host[:port]/path")],
     requests: Annotated[int | None, typer.Option(
         "-n", "--requests", help="Requests in total (ab -n)")] = None,
     concurrency: Annotated[int, typer.Option(
@@ -113,6 +133,26 @@ def http(
         "--interval", metavar="SECONDS",
         help="Time series: successes, failures and latency per interval of this many "
              "seconds, recorded as the case's `series` (0: none)")] = DEFAULT_INTERVAL_S,
+    insecure: Annotated[bool, typer.Option(
+        "--insecure", help="https: accept any server certificate (self-signed test "
+                           "servers)")] = False,
+    cacert: Annotated[Path | None, typer.Option(
+        "--cacert", help="https: PEM file of the CAs to trust (default: the system's)")]
+        = None,
+    tls_version: Annotated[str | None, typer.Option(
+        "--tls-version", help="https: only TLS 1.2 or only 1.3 (default: either, 1.3 "
+                              "preferred)")] = None,
+    tls_resume: Annotated[bool, typer.Option(
+        "--tls-resume/--no-tls-resume",
+        help="https: resume TLS sessions on new connections (on by default)")] = True,
+    sni: Annotated[str | None, typer.Option(
+        "--sni", help="https: server name to send and check instead of the URL's host")]
+        = None,
+    http2: Annotated[bool, typer.Option(
+        "--http2", help="HTTP/2: h2 over TLS (ALPN) for https://, h2c with prior knowledge "
+                        "for http:// (closed loop)")] = False,
+    streams: Annotated[int, typer.Option(
+        "--streams", help="HTTP/2: concurrent streams per connection (h2load -m)")] = 1,
     export: Export = None,
     cluster: ClusterOption = None,
 ) -> None:
@@ -133,8 +173,21 @@ def http(
             raise UserError(f"cannot read -p file {post_file}: {e.strerror}") from None
     verb = (method or ("POST" if post_file else "GET")).upper()
     hdrs = _headers(header, content_type)
+    tls = _tls(url, insecure, cacert, tls_version, tls_resume, sni)
+    if tls is not None and cluster is not None:
+        raise UserError("--cluster runs plain http:// only")
+    if streams != 1 and not http2:
+        raise UserError("--streams needs --http2")
+    if http2 and (rate is not None or cluster is not None or not keepalive):
+        raise UserError("--http2 runs the closed loop on kept connections (no --rate, "
+                        "--cluster or --no-keepalive)")
+    if not 1 <= streams <= 10_000:
+        raise UserError(f"--streams: 1 to 10000 (got {streams})")
     common: dict[str, Any] = dict(keepalive=keepalive, timeout_s=timeout, threads=threads,
                                   method=verb, headers=hdrs, body=body, interval_s=interval)
+    if tls is not None:
+        common["tls"] = tls
+    closed_only: dict[str, Any] = {"http2": True, "streams": streams} if http2 else {}
     from dbstand.loadgen.record import http_case_record, rate_note
     from dbstand.results.schema import run_footer
     from dbstand.workloads.execution import new_run_id
@@ -143,6 +196,11 @@ def http(
              "rate": rate, "keepalive": keepalive, "timeout_s": timeout,
              "headers": [k for k, _ in hdrs], "body_bytes": len(body),
              "max_error_rate": max_error_rate}
+    if http2:
+        fixed.update(http2=True, streams=streams)
+    if tls is not None:
+        fixed["tls"] = {"insecure": tls.insecure, "ca_file": tls.ca_file, "resume": tls.resume,
+                        "version": tls.version, "sni": tls.sni}
     run_id = new_run_id()
     writer = open_results(path, run_id)
     status, failed, measured = "failed", 0, False
@@ -156,7 +214,8 @@ def http(
             result = with_progress(lambda: run_open(url, rate, d, concurrency, **common), d)
         else:
             result = with_progress(
-                lambda: run_closed(url, concurrency, requests=n, duration=d, **common), d)
+                lambda: run_closed(url, concurrency, requests=n, duration=d, **common,
+                                   **closed_only), d)
         measured = True
         print_summary(result, console)
         if load is not None:

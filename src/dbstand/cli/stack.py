@@ -34,6 +34,7 @@ def list_stacks(workload: Annotated[str | None, typer.Option(
         help="Only the stacks implementing this workload")] = None,
         format: FormatOption = "table") -> None:
     """Every server stack with its labels and whether its packages are installed."""
+    from dbstand.profiles.runtimes import profiler_for
     from dbstand.stacks.build import missing_debian
     from dbstand.stacks.manifest import all_manifests
 
@@ -50,6 +51,7 @@ def list_stacks(workload: Annotated[str | None, typer.Option(
         rows.append({"stack": m.name, "workloads": list(m.workloads), "language": m.language,
                      "framework": m.framework, "server": m.web_server, "orm": m.orm,
                      "concurrency": m.concurrency, "databases": list(m.databases),
+                     "profiler": profiler_for(m.language, m.name),
                      "installed": not missing, "missing": list(missing)})
     if format == "table":
         for row in rows:
@@ -57,7 +59,7 @@ def list_stacks(workload: Annotated[str | None, typer.Option(
                 row["installed"] = f"[yellow]needs {' '.join(row['missing'])}[/]"
     show("server stacks", rows, format, ("stack", "workloads", "language", "framework",
                                          "server", "orm", "concurrency", "databases",
-                                         "installed"))
+                                         "profiler", "installed"))
 
 
 @app.command("deps")

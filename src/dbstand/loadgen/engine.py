@@ -20,6 +20,7 @@ from dbstand.loadgen.errors import (
 from dbstand.loadgen.result import LoadResult, Mode
 from dbstand.loadgen.scenario import Scenario
 from dbstand.loadgen.series import DEFAULT_INTERVAL_S
+from dbstand.loadgen.tls import TlsSettings
 
 DEFAULT_TIMEOUT_S = 10.0
 
@@ -56,8 +57,10 @@ def _request(method: str, headers: Headers | None, body: bytes | str) -> dict[st
 
 
 def _run(mode: Mode, url: str, *, connections: int, keepalive: bool, timeout_s: float,
-         rate: float | None = None, **kwargs: Any) -> LoadResult:
+         rate: float | None = None, tls: TlsSettings | None = None,
+         **kwargs: Any) -> LoadResult:
     native = _native()
+    kwargs.update((tls or TlsSettings()).native_kwargs())
     before = _cpu_self()
     try:
         raw = native.run(url, connections=connections, keepalive=keepalive, timeout=timeout_s,
@@ -78,7 +81,9 @@ def _run(mode: Mode, url: str, *, connections: int, keepalive: bool, timeout_s: 
         raise LoadgenConfigError(str(e)) from None
     cpu = _cpu_self() - before
     result = LoadResult.from_native(raw, mode=mode, url=url, keepalive=keepalive,
-                                    timeout_s=timeout_s, rate=rate)
+                                    timeout_s=timeout_s, rate=rate,
+                                    http2=bool(kwargs.get("http2")),
+                                    streams=int(kwargs.get("streams", 1)))
     return replace(result, process_cpu_s=cpu)
 
 
@@ -95,6 +100,9 @@ def run_closed(
     headers: Headers | None = None,
     body: bytes | str = b"",
     interval_s: float = DEFAULT_INTERVAL_S,
+    tls: TlsSettings | None = None,
+    http2: bool = False,
+    streams: int = 1,
 ) -> LoadResult:
     """Closed loop (ab/wrk): each connection sends its next request when the
     previous answer is in. Stops after `requests` in total or `duration` seconds,
@@ -102,10 +110,14 @@ def run_closed(
     second, then counted as timeouts (so `duration` bounds the run).
     `timeout_s=0` disables the request timeout; `threads` defaults to half the
     cores (at least 1, at most the connections), the cheapest per request measured.
-    `interval_s`: width of the time series' intervals (`result.series`; 0: none)."""
+    `interval_s`: width of the time series' intervals (`result.series`; 0: none).
+    `tls`: how `https://` connections are set up (default: verified, resumed).
+    `http2`: speak HTTP/2 (ALPN h2 on https://, h2c with prior knowledge on
+    http://) with `streams` requests in flight per connection, as h2load -m."""
     return _run("closed", url, connections=connections, keepalive=keepalive,
                 timeout_s=timeout_s, requests=requests, duration=duration, threads=threads,
-                interval=interval_s, **_request(method, headers, body))
+                interval=interval_s, tls=tls, http2=http2, streams=streams,
+                **_request(method, headers, body))
 
 
 def run_open(
@@ -121,6 +133,7 @@ def run_open(
     headers: Headers | None = None,
     body: bytes | str = b"",
     interval_s: float = DEFAULT_INTERVAL_S,
+    tls: TlsSettings | None = None,
 ) -> LoadResult:
     """Open loop (wrk2): `rate` requests/s in total, spread evenly over the
     connections, for `duration` seconds. Latency counts from each request's
@@ -129,7 +142,7 @@ def run_open(
     send is due sends late, and that lateness is part of the latency."""
     return _run("open", url, connections=connections, keepalive=keepalive,
                 timeout_s=timeout_s, rate=rate, duration=duration, threads=threads,
-                interval=interval_s, **_request(method, headers, body))
+                interval=interval_s, tls=tls, **_request(method, headers, body))
 
 
 def run_scenario(
@@ -144,6 +157,7 @@ def run_scenario(
     threads: int | None = None,
     interval_s: float = DEFAULT_INTERVAL_S,
     rate: float | None = None,
+    tls: TlsSettings | None = None,
 ) -> LoadResult:
     """Scenario: `users` virtual users, one connection each, run the steps in order,
     `iterations` times in total or for `duration` seconds; closed loop, or with
@@ -154,4 +168,4 @@ def run_scenario(
     return _run("scenario", url, connections=users, keepalive=keepalive,
                 timeout_s=timeout_s, requests=iterations, duration=duration,
                 threads=threads, scenario=scenario.to_json(), interval=interval_s,
-                rate=rate)
+                rate=rate, tls=tls)

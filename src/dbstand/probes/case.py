@@ -14,6 +14,7 @@ import psutil
 from dbstand.probes.cpu import TreeCpu
 from dbstand.probes.locate import server_pid
 from dbstand.probes.statements import SqliteTrace, StatementCounter, open_counter
+from dbstand.profiles import session as profiles
 from dbstand.targets.kinds import get_kind
 from dbstand.targets.managed import record_for
 from dbstand.targets.url import TargetURL
@@ -76,10 +77,12 @@ class CaseProbes:
                 self.statements_source = f"unavailable: {exc}"
         self.windows = 0
         self.window_s = 0.0
+        self._profiling = False
         self._t0 = 0.0
 
     # --- the engine's Probe protocol -------------------------------------------
     def begin(self) -> None:
+        self._attach_profilers()
         self._statements("begin")
         if self.server is not None:
             self.server.begin()
@@ -98,6 +101,19 @@ class CaseProbes:
             self.server.end()
         self._statements("end")
 
+    def _attach_profilers(self) -> None:
+        """At the first window, a profiled case's client and server trees get their
+        profilers (stopped in `result`), so samples cover the windows and what lies
+        between them (the runner's bookkeeping), not set-up."""
+        profile = profiles.active()
+        if profile is None or self._profiling:
+            return
+        self._profiling = True
+        profile.attach("client", os.getpid(), (self.pid,) if self.pid else ())
+        if self.pid is not None:
+            profile.attach("database", self.pid)
+        self.client.exclude = (*self.client.exclude, *profile.pids())
+
     def _statements(self, edge: str) -> None:
         """A counter that fails (admin connection lost...) is dropped, not the case."""
         if self.statements is None:
@@ -115,6 +131,9 @@ class CaseProbes:
     def result(self, revs: int, warmup_iterations: int) -> dict[str, Any]:
         """The record's `probes` object: per-operation figures and how they were got."""
         ops = self.windows * revs
+        profile = profiles.active()
+        if profile is not None and self._profiling:
+            profile.stop()
         if ops == 0:
             return {"windows": 0}
         out: dict[str, Any] = {

@@ -28,6 +28,7 @@ from pathlib import Path
 import psutil
 
 from dbstand.errors import ServerError
+from dbstand.profiles import perf_map
 from dbstand.stacks.build import ensure_built, python_for
 from dbstand.stacks.manifest import Manifest
 from dbstand.targets.leftovers import Claim, check_state_folder
@@ -191,6 +192,9 @@ def stop_tree(handle: StackHandle, proc: subprocess.Popen) -> None:
                 child.kill()
                 ours.append(child)
     _, alive = psutil.wait_procs(ours, timeout=5)
+    for pid in (proc.pid, *handle.descendants):  # JIT symbol maps of a profiled run
+        with contextlib.suppress(OSError):
+            perf_map(pid).unlink(missing_ok=True)
     if alive:
         raise ServerError(f"stack {handle.manifest.name!r}: processes "
                           f"{', '.join(str(p.pid) for p in alive)} survived SIGKILL")

@@ -39,6 +39,7 @@ from dbstand.loadgen.result import LoadResult
 from dbstand.loadgen.series import DEFAULT_INTERVAL_S, series_record
 from dbstand.modes.pinning import DEFAULT_PLACEMENT, placed
 from dbstand.probes.cpu import TreeCpu
+from dbstand.profiles import session as profiles
 
 if TYPE_CHECKING:
     from dbstand.distributed.session import ClusterSession
@@ -228,8 +229,15 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
     with placed(parts, plan.pin, placement=plan.placement,
                 client=cluster is None) as placement:
         warm = _warm_up(url, plan, cluster)
+        profile = profiles.active()
+        if profile is not None:  # the app's and the database's trees, for the counted runs
+            profile.attach("app", app_pid)
+            for pid in pids:
+                profile.attach("database", pid)
         runs, shards, decision = _counted_runs(url, plan, warm.get("rate"), app_pid, pids,
                                                alive, cluster)
+        if profile is not None:
+            profile.stop()
     metrics = metrics_of(runs[0], plan, runs[1], runs[2], decision)
     metrics["warmup"] = warm
     metrics["placement"] = placement.record()

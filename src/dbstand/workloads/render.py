@@ -10,13 +10,15 @@ import stat
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from copy import deepcopy
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from dbstand.errors import UserError
-from dbstand.report.model import Report, unique_names
+from dbstand.report.breakdown import section as breakdown_section
+from dbstand.report.model import Link, Report, unique_names
 from dbstand.report.renderers import EXPORT_FORMATS, FORMATS, renderer
 from dbstand.results.store import ResultsFile
 
@@ -40,6 +42,9 @@ def build_report(results: ResultsFile) -> Report:
         (c.get("workload") for c in results.cases), "kv"))
     title = f"dbstand {workload} run {header.get('run_id', '?')} ({results.status})"
     report = _builder(workload)(results.cases, title)
+    breakdown = breakdown_section(results.cases)
+    if breakdown is not None:
+        report.sections.append(breakdown)
     report.header, report.status, report.complete = header, results.status, results.complete
     report.warnings = [*report.warnings, *results.warnings]
     report.environment = _environment(results.cases)
@@ -109,6 +114,20 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def _rebased(report: Report, results_dir: Path, out_dir: Path) -> Report:
+    """The report with its file links (flame graphs beside the results) made relative
+    to the folder the rendered file goes to."""
+    if results_dir.resolve() == out_dir.resolve():
+        return report
+    copy = deepcopy(report)
+    for table in copy.tables():
+        for row in table.links:
+            for key, links in row.items():
+                row[key] = [Link(link.label, os.path.relpath(results_dir / link.href, out_dir))
+                            for link in links]
+    return copy
+
+
 def _write_through(path: Path, real: Path, text: str, mode: int) -> None:
     """Write into a device or FIFO as it is (a FIFO waits a little for a reader)."""
     if stat.S_ISDIR(mode):
@@ -157,6 +176,7 @@ def write_exports(results: ResultsFile, exports: Sequence[tuple[str, Path]]) -> 
     if not exports:
         return
     report = build_report(results)
-    texts = [(path, renderer(format)(report)) for format, path in exports]
+    texts = [(path, renderer(format)(_rebased(report, results.path.parent, path.parent)))
+             for format, path in exports]
     for path, text in texts:
         _write_atomic(path, text)

@@ -12,6 +12,7 @@ import typer
 
 from dbstand.console import console, split_list
 from dbstand.errors import UserError
+from dbstand.profiles import PROFILE_HELP
 from dbstand.report.renderers import EXPORT_FORMATS
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ def _check_html(path: Path | None) -> Path | None:
 
 Html = Annotated[Path | None, typer.Option("--html", callback=_check_html,
                                            help="Also write the HTML report here")]
+Profile = Annotated[bool, typer.Option("--profile", help=PROFILE_HELP)]
 
 
 def parse_exports(values: list[str] | None) -> list[tuple[str, Path]]:

@@ -28,6 +28,7 @@ from dbstand.workloads.run_common import (
     Export,
     Html,
     Output,
+    Profile,
     finish,
     results_path,
     run_targets,
@@ -98,6 +99,7 @@ def run_batch(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
 ) -> None:
     """batch: N rows inserted, updated or deleted in one batch per API, COMMIT included;
     ranked per operation, next to the native limit, with a scaling verdict."""
@@ -108,7 +110,7 @@ def run_batch(
     check_prefix(prefix)
     options = BatchOptions(page_size=page_size, large_rows=large_rows,
                            large_repeats=large_repeats, analyze=analyze, prefix=prefix,
-                           keep=keep, baseline=baseline)
+                           keep=keep, baseline=baseline, profile=profile)
     ops = split_list(op, "--op")
     apis = split_list(api, "--api")
     row_counts = split_ints(rows, "--rows")

@@ -23,6 +23,7 @@ from typing import Any
 from dbstand.engine import Benchmark, CaseMeasurement, EngineConfig, run_benchmark
 from dbstand.errors import UserError
 from dbstand.network.route import proxy_probe
+from dbstand.probes.case import CaseProbes
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import (
     Case,
@@ -269,11 +270,19 @@ class BatchWorkload(Workload):
             client.check_ownership()
             bench = BatchBenchmark(client, case)
             proxy = proxy_probe(case.target)
+            # CPU of the client, the database (and a routed target's proxy) per batch:
+            # the cost breakdown, and the trees --profile samples
+            probes = CaseProbes(case.target, str(case.params.get("prefix", "dbstand_")),
+                                client_scope=getattr(client, "client_cpu_scope", "process"),
+                                proxy=proxy)
             try:
-                measurement = run_benchmark(bench.benchmark(), cfg, progress, probe=proxy)
+                measurement = run_benchmark(bench.benchmark(), cfg, progress, probe=probes)
+                probed = probes.result(cfg.revs, measurement.warmup_iterations)
             except BaseException:
                 client.cleanup_after_failure(keep)
                 raise
+            finally:
+                probes.close()
             if not keep:
                 client.drop_table()
         finally:
@@ -292,6 +301,7 @@ class BatchWorkload(Workload):
             "verified": ("row count, deleted sample gone" if case.op == "delete" else
                          f"row count, values of {len(bench.data.sample())} sampled keys"),
             "case_engine": cfg.as_dict(),
+            "probes": probed,
             **batch_metrics(measurement, rows),
         }
         predicate = case.params.get("key_predicate", DEFAULT_KEY_PREDICATE)

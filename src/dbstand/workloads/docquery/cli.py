@@ -26,7 +26,16 @@ from dbstand.workloads.docquery.workload import (
 from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.http_load import SEED, STEADY, check_load, served_config
 from dbstand.workloads.network_axis import APP_PARAM, app_paths, db_paths, with_paths
-from dbstand.workloads.run_common import AppRtt, DbRtt, Export, Html, Output, finish, results_path
+from dbstand.workloads.run_common import (
+    AppRtt,
+    DbRtt,
+    Export,
+    Html,
+    Output,
+    Profile,
+    finish,
+    results_path,
+)
 
 #: (URL, the server's name in results, database server pids whose CPU counts)
 Served = tuple[TargetURL, str, list[int]]
@@ -93,6 +102,7 @@ def run_docquery(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
     cluster: ClusterOption = None,
 ) -> None:
     """docquery: sync driver vs async driver vs ODM behind one Tornado endpoint, on
@@ -101,7 +111,7 @@ def run_docquery(
     check_load(load)
     repeats = repeats or (3 if load == SEED else 5)
     options = DocqueryOptions(size=size, seed=seed, repeats=repeats, load=load, prefix=prefix,
-                              max_error_rate=max_error_rate, cluster=cluster)
+                              max_error_rate=max_error_rate, cluster=cluster, profile=profile)
     options.check()
     stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
     readable = sorted({k for m in stacks_for(WORKLOAD) for k in m.databases}, reverse=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dbstand.errors import UserError
+from dbstand.profiles import profile_param
 from dbstand.workloads.http_load import STEADY, check_load
 
 
@@ -26,6 +27,8 @@ class DocqueryOptions:
     max_error_rate: float = 0.01
     #: `--cluster`: each worker of this Dask cluster runs a share of the load
     cluster: str | None = None
+    #: `--profile`: sample the measured trees (dbstand.profiles); a case param when set
+    profile: bool = False
 
     def check(self) -> None:
         if not 30 <= self.size <= 100_000_000:
@@ -36,4 +39,5 @@ class DocqueryOptions:
         """What each case records of them."""
         return {"size": self.size, "seed": self.seed, "repeats": self.repeats,
                 "load": self.load,
-                "prefix": self.prefix, "max_error_rate": self.max_error_rate}
+                "prefix": self.prefix, "max_error_rate": self.max_error_rate,
+                **profile_param(self.profile)}

@@ -24,6 +24,7 @@ from typing import Any
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, UserError
 from dbstand.probes.locate import server_pid
+from dbstand.profiles import launch_env
 from dbstand.stacks.build import ensure_built
 from dbstand.stacks.launcher import StackHandle, running_stack
 from dbstand.stacks.manifest import get_manifest
@@ -120,7 +121,7 @@ class DocqueryWorkload(Workload):
         stack_exit = contextlib.ExitStack()
         handle = stack_exit.enter_context(running_stack(
             get_manifest(case.stack, WORKLOAD), target=case.target, prefix=p["prefix"],
-            workers=1))
+            workers=1, extra_env=launch_env(bool(p.get("profile")))))
         self._stack_exit, self._running = stack_exit, (key, handle)
         problem = failures(spec.verify(handle, case.target, p["prefix"]))
         if problem:

@@ -28,6 +28,7 @@ from dbstand.workloads.run_common import (
     Export,
     Html,
     Output,
+    Profile,
     default_stacks,
     finish,
     results_path,
@@ -152,6 +153,7 @@ def run_kv(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
     cluster: ClusterOption = None,
 ) -> None:
     """kv: single-key CRUD by random key, each operation its own benchmark."""
@@ -161,8 +163,11 @@ def run_kv(
                           target_ci_pct=ci, stop_rule=stop_rule, pause_s=pause,
                           latency=latency, seed=seed, interval_s=interval)
     options = KvOptions(rows=rows, distribution=distribution, prefix=prefix, keep=keep,
-                        baseline=baseline, pin=pin, pin_cpus=pin_cpus, cluster=cluster)
+                        baseline=baseline, pin=pin, pin_cpus=pin_cpus, cluster=cluster,
+                        profile=profile)
     options.check()
+    if profile and not probes:
+        raise UserError("--profile attaches to the trees the probes measure: drop --no-probes")
     ops = split_list(op, "--op")
     modes = split_list(mode, "--mode")
     with run_targets(target) as targets:

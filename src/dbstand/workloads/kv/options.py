@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from dbstand.errors import UserError
 from dbstand.modes.pinning import DEFAULT_PLACEMENT, PLACEMENTS
+from dbstand.profiles import profile_param
 from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 
 DEFAULT_ROWS = 10_000
@@ -30,6 +31,8 @@ class KvOptions:
     pin_cpus: str = DEFAULT_PLACEMENT
     #: `--cluster` (local:N, tcp://, tls://): the clients on a Dask cluster's workers
     cluster: str | None = None
+    #: `--profile`: sample the measured trees (dbstand.profiles); a case param when set
+    profile: bool = False
 
     def check(self) -> None:
         """A bad value fails here, before anything runs."""
@@ -52,4 +55,4 @@ class KvOptions:
     def params(self) -> dict[str, object]:
         """What each case records of them (the results file's case params)."""
         return {"rows": self.rows, "distribution": self.distribution,
-                "prefix": self.prefix, "keep": self.keep}
+                "prefix": self.prefix, "keep": self.keep, **profile_param(self.profile)}

@@ -25,7 +25,16 @@ from dbstand.workloads.parking.options import (
     ParkingOptions,
 )
 from dbstand.workloads.parking.workload import ParkingWorkload, build_cases, parking_stacks
-from dbstand.workloads.run_common import AppRtt, DbRtt, Export, Html, Output, finish, results_path
+from dbstand.workloads.run_common import (
+    AppRtt,
+    DbRtt,
+    Export,
+    Html,
+    Output,
+    Profile,
+    finish,
+    results_path,
+)
 
 #: counted batches' seconds before the cap flags a case unstable
 MAX_CASE_S = 120.0
@@ -78,6 +87,7 @@ def run_parking(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
 ) -> None:
     """parking: the five-scenario suite (68 calls a pass) against each server stack,
     conformance checked first; passes/s and client time per 20-pass batch, server and
@@ -85,7 +95,7 @@ def run_parking(
     kind, log volume, the effect of logging (both ways), per-function latency."""
     check_prefix(prefix)
     options = ParkingOptions(passes=passes, batches=batches, prefix=prefix, keep=keep,
-                             baseline=baseline)
+                             baseline=baseline, profile=profile)
     options.check()
     check_load(load)
     config = EngineConfig(revs=passes, warmup=warmup, steady_warmup=load == STEADY,

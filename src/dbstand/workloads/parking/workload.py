@@ -31,6 +31,7 @@ from dbstand.network.route import ProxyProbe, path_record, proxy_probe
 from dbstand.probes.cpu import TreeCpu
 from dbstand.probes.locate import server_pid
 from dbstand.probes.statements import StatementCounter, open_counter
+from dbstand.profiles import session as profiles
 from dbstand.targets.kinds import get_kind
 from dbstand.targets.managed import record_for
 from dbstand.targets.url import TargetURL
@@ -181,8 +182,23 @@ class ServiceProbes:
         self.log_windows: list[int] = []   # each window's log growth, bytes
         self._log0 = (0, 0)
         self.windows = 0
+        self._profiling = False
+
+    def _attach_profilers(self) -> None:
+        """A profiled case: the app's, the database's and this client's trees from the
+        first counted window on (stopped in `result`); the profilers' CPU counts in none."""
+        profile = profiles.active()
+        if profile is None or self._profiling:
+            return
+        self._profiling = True
+        profile.attach("app", self.service.pid)
+        if self.db_pid:
+            profile.attach("database", self.db_pid)
+        profile.attach("client", os.getpid(), tuple(self.client.exclude))
+        self.client.exclude = (*self.client.exclude, *profile.pids())
 
     def begin(self) -> None:
+        self._attach_profilers()
         if self.statements is not None:
             self.statements.begin()
         self._log0 = self.service.log_size()
@@ -208,6 +224,9 @@ class ServiceProbes:
         A tree whose process could not be read in a window (the app server or the
         database server died, or another process now has its pid) makes the CPU figures
         false: the case fails, naming it, rather than reporting them."""
+        profile = profiles.active()
+        if profile is not None and self._profiling:
+            profile.stop()
         lost = [f"{what}: {tree.lost}" for what, tree in
                 (("app server", self.app), ("database server", self.db)) if tree and tree.lost]
         if lost:

@@ -19,6 +19,7 @@ from dbstand.workloads.run_common import (
     Export,
     Html,
     Output,
+    Profile,
     default_stacks,
     finish,
     results_path,
@@ -57,6 +58,7 @@ def run_python(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
 ) -> None:
     """python: your own function, one call per operation, on dbstand's connections."""
     from dbstand.workloads.python.workload import PythonWorkload
@@ -66,7 +68,7 @@ def run_python(
                           target_ci_pct=ci, latency=latency, seed=seed, interval_s=interval)
     if loop not in ("asyncio", "uvloop"):
         raise UserError(f"--loop takes asyncio or uvloop, not {loop!r}")
-    options = PythonOptions(file=file, pin=pin)
+    options = PythonOptions(file=file, pin=pin, profile=profile)
     options.check()
     workload = PythonWorkload(options)
     asked = expand_modes(split_list(mode, "--mode"))

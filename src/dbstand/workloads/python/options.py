@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from dbstand.errors import UserError
 from dbstand.modes.pinning import DEFAULT_PLACEMENT, PLACEMENTS
+from dbstand.profiles import profile_param
 
 
 @dataclass(frozen=True)
@@ -17,6 +18,8 @@ class PythonOptions:
     file: str = "bench.py"
     pin: bool = True
     pin_cpus: str = DEFAULT_PLACEMENT
+    #: `--profile`: sample the measured trees (dbstand.profiles); a case param when set
+    profile: bool = False
 
     def check(self) -> None:
         """A bad value fails here, before anything runs (the file itself is loaded and
@@ -29,4 +32,4 @@ class PythonOptions:
 
     def params(self) -> dict[str, object]:
         """What each case records of them (the results file's case params)."""
-        return {"file": self.file}
+        return {"file": self.file, **profile_param(self.profile)}

@@ -21,6 +21,7 @@ from dbstand.workloads.run_common import (
     Export,
     Html,
     Output,
+    Profile,
     default_stacks,
     finish,
     results_path,
@@ -134,6 +135,7 @@ def run_script(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
 ) -> None:
     """script: your own transactions (pgbench's script language) through every driver."""
     from dbstand.workloads.script.workload import ScriptWorkload
@@ -145,7 +147,7 @@ def run_script(
         raise UserError(f"--loop takes asyncio or uvloop, not {loop!r}")
     options = ScriptOptions(files=tuple(file), init=init, scale=scale,
                             defines=parse_defines(define or []), keep=keep, prefix=prefix,
-                            pin=pin)
+                            pin=pin, profile=profile)
     options.check()
     workload = ScriptWorkload(options)  # a bad script fails here, before any results
     op = "+".join(file)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from dbstand.errors import UserError
 from dbstand.modes.pinning import DEFAULT_PLACEMENT, PLACEMENTS
+from dbstand.profiles import profile_param
 from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 
 
@@ -30,6 +31,8 @@ class ScriptOptions:
     prefix: str = DEFAULT_PREFIX
     pin: bool = True
     pin_cpus: str = DEFAULT_PLACEMENT
+    #: `--profile`: sample the measured trees (dbstand.profiles); a case param when set
+    profile: bool = False
 
     def check(self) -> None:
         """A bad value fails here, before anything runs (the scripts themselves are
@@ -46,4 +49,4 @@ class ScriptOptions:
     def params(self) -> dict[str, object]:
         """What each case records of them (the results file's case params)."""
         return {"files": list(self.files), "init": self.init, "scale": self.scale,
-                "prefix": self.prefix}
+                "prefix": self.prefix, **profile_param(self.profile)}

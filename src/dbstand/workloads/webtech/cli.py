@@ -16,7 +16,16 @@ from dbstand.targets.url import TargetURL, parse_target_url
 from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.http_load import SEED, STEADY, check_load, served_config
 from dbstand.workloads.network_axis import APP_PARAM, app_paths, db_paths, with_paths
-from dbstand.workloads.run_common import AppRtt, DbRtt, Export, Html, Output, finish, results_path
+from dbstand.workloads.run_common import (
+    AppRtt,
+    DbRtt,
+    Export,
+    Html,
+    Output,
+    Profile,
+    finish,
+    results_path,
+)
 from dbstand.workloads.webtech.options import (
     DEFAULT_REPEATS,
     DEFAULT_REQUESTS,
@@ -96,6 +105,7 @@ def run_webtech(
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
     cluster: ClusterOption = None,
 ) -> None:
     """webtech: file, hello, loop, big, db and cache pages (and TechEmpower's json and
@@ -105,7 +115,7 @@ def run_webtech(
     repeats = repeats or (DEFAULT_REPEATS if load == SEED else MIN_REPEATS)
     options = WebtechOptions(requests=requests, repeats=repeats, duration_s=duration, load=load,
                              keepalive=keepalive, workers=workers, prefix=prefix,
-                             max_error_rate=max_error_rate, cluster=cluster)
+                             max_error_rate=max_error_rate, cluster=cluster, profile=profile)
     stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
     tests = split_list(test, "--test")
     levels = split_ints(clients, "--clients")

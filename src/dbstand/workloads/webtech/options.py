@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dbstand.errors import UserError
+from dbstand.profiles import profile_param
 from dbstand.workloads.http_load import STEADY, check_load
 
 DEFAULT_REQUESTS = 1_000      # per client and run: the study's single user sent 1,000
@@ -32,6 +33,8 @@ class WebtechOptions:
     max_error_rate: float = 0.01
     #: `--cluster`: each worker of this Dask cluster runs a share of the load
     cluster: str | None = None
+    #: `--profile`: sample the measured trees (dbstand.profiles); a case param when set
+    profile: bool = False
 
     def check(self) -> None:
         if not 1 <= self.requests <= 10_000_000:
@@ -47,4 +50,4 @@ class WebtechOptions:
         return {"requests": self.requests, "repeats": self.repeats, "load": self.load,
                 "duration_s": self.duration_s, "keepalive": self.keepalive,
                 "workers": self.workers, "prefix": self.prefix,
-                "max_error_rate": self.max_error_rate}
+                "max_error_rate": self.max_error_rate, **profile_param(self.profile)}

@@ -26,6 +26,7 @@ from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, UserError
 from dbstand.modes.pinning import cpus_for
 from dbstand.probes.locate import server_pid
+from dbstand.profiles import launch_env
 from dbstand.stacks.build import ensure_built
 from dbstand.stacks.launcher import StackHandle, running_stack
 from dbstand.stacks.manifest import Manifest, get_manifest
@@ -140,7 +141,7 @@ class WebtechWorkload(Workload):
         handle = stack_exit.enter_context(running_stack(
             manifest, target=target if needs_db else None, prefix=prefix,
             workers=case.params["workers"] or self._default_workers(case.stack),
-            static_dir=SERVED.static_dir))
+            static_dir=SERVED.static_dir, extra_env=launch_env(self.options.profile)))
         self._stack_exit = stack_exit
         self._running = None if routed else (case.stack, handle)
         checks = SERVED.verify(handle, target, prefix)
