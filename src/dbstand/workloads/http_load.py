@@ -234,12 +234,15 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
             profile.attach("app", app_pid)
             for pid in pids:
                 profile.attach("database", pid)
-        runs, shards, decision = _counted_runs(url, plan, warm.get("rate"), app_pid, pids,
-                                               alive, cluster)
+        runs, shards, decision, sent = _counted_runs(url, plan, warm.get("rate"), app_pid,
+                                                     pids, alive, cluster)
         if profile is not None:
             profile.stop()
     metrics = metrics_of(runs[0], plan, runs[1], runs[2], decision)
     metrics["warmup"] = warm
+    # every request sent in the window, the warm-up and the runs the stop rule left out
+    # too: what a proxy on the path (network_axis.load_on_path) saw, per request
+    metrics["requests_sent"] = int(warm.get("requests") or 0) + sent
     metrics["placement"] = placement.record()
     if cluster is not None:
         from dbstand.distributed.httpload import combine_runs
@@ -251,7 +254,9 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
 def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: int,
                   pids: list[int], alive: Any, cluster: ClusterSession | None,
                   ) -> tuple[tuple[list[LoadResult], TreeCpu, list[TreeCpu]], list[Any],
-                             StopDecision]:
+                             StopDecision, int]:
+    """Runs under the stop rule: (the counted runs, the stack's and the databases' CPU),
+    the cluster's shards, the decision, and the requests of every run (counted or not)."""
     app, dbs = TreeCpu(app_pid), [TreeCpu(pid) for pid in pids]
     seen = [warm_rate] if warm_rate else []
     if plan.steady:
@@ -287,7 +292,7 @@ def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: in
     if lost:
         raise CaseFailed("a CPU probe lost its process: " + "; ".join(lost))
     counted = runs[-len(rule.counted(times)):]
-    return (counted, app, dbs), shards, decision
+    return (counted, app, dbs), shards, decision, sum(r.requests for r in runs)
 
 
 def metrics_of(runs: list[LoadResult], plan: LoadPlan, app: TreeCpu,

@@ -175,7 +175,9 @@ def load_on_path(case: Case, url: str, run: Callable[[str], dict[str, Any]],
     finally:
         if case.target.route is not None:
             stop()
-    requests = int(metrics.get("requests") or 0)
+    # the proxies saw every request sent in the window (a steady load's warm-up and the
+    # runs its stop rule left out too), not only the counted ones
+    requests = int(metrics.get("requests_sent") or metrics.get("requests") or 0)
     if probe is not None:
         metrics["proxy"] = probe.result(requests)
     if app is not None:
