@@ -26,6 +26,7 @@ record's `series`, one list of intervals per run; the warm-up is not in it.
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
 from dataclasses import dataclass, replace
@@ -34,10 +35,10 @@ from typing import TYPE_CHECKING, Any
 from dbstand.engine.histogram import LatencyHistogram
 from dbstand.engine.stats import StopDecision, make_stop_rule, still_faster, summarize
 from dbstand.errors import CaseFailed, UserError
-from dbstand.loadgen.engine import run_closed, run_open
+from dbstand.loadgen.engine import no_batch_wait, run_closed, run_open
 from dbstand.loadgen.result import LoadResult
 from dbstand.loadgen.series import DEFAULT_INTERVAL_S, series_record
-from dbstand.modes.pinning import DEFAULT_PLACEMENT, placed
+from dbstand.modes.pinning import DEFAULT_PLACEMENT, Placed, placed
 from dbstand.probes.cpu import TreeCpu
 from dbstand.profiles import session as profiles
 
@@ -214,6 +215,12 @@ def _run_plan(plan: LoadPlan, warm_rate: float | None) -> LoadPlan:
     return replace(plan, requests=None, duration_s=round(need, 3))
 
 
+def _shares_a_cpu(placement: Placed) -> bool:
+    """Whether the generator was put on a CPU the stack or the database also runs on."""
+    mine = set(placement.client_cpus)
+    return any(mine & set(cpus) for role, cpus in placement.cpus.items() if role != "client")
+
+
 def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | None = None,
             alive: Any = None, cluster: ClusterSession | None = None) -> dict[str, Any]:
     """Warm up, run the plan under its stop rule, and return the record's metrics.
@@ -227,7 +234,8 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
     pids = [db_pids] if isinstance(db_pids, int) else list(db_pids or [])
     parts: dict[str, list[int]] = {"stack": [app_pid], "database": pids}
     with placed(parts, plan.pin, placement=plan.placement,
-                client=cluster is None) as placement:
+                client=cluster is None) as placement, \
+            (no_batch_wait() if _shares_a_cpu(placement) else contextlib.nullcontext()):
         warm = _warm_up(url, plan, cluster)
         profile = profiles.active()
         if profile is not None:  # the app's and the database's trees, for the counted runs
