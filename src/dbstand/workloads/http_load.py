@@ -287,6 +287,7 @@ def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: in
         runs.append(result)
         if alive is not None and not alive():
             raise CaseFailed("the stack's server died during the measurement")
+        _check_errors([result], plan)  # before a run with no answer reaches the statistics
         times = [1.0 / r.successes_per_s if r.successes_per_s > 0 else float("inf")
                  for r in runs]
         # the time cap never cuts a case below its least runs: a slow page's runs are
@@ -303,17 +304,25 @@ def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: in
     return (counted, app, dbs), shards, decision, sum(r.requests for r in runs)
 
 
-def metrics_of(runs: list[LoadResult], plan: LoadPlan, app: TreeCpu,
-               dbs: list[TreeCpu], decision: StopDecision | None = None) -> dict[str, Any]:
+def _check_errors(runs: list[LoadResult], plan: LoadPlan) -> None:
+    """More failed requests than the plan allows fails the case: those runs' figures
+    would count errors as service (and a run with no answer has no rate at all)."""
     requests = sum(r.requests for r in runs)
-    successes = sum(r.successes for r in runs)
-    failed = requests - successes
+    failed = requests - sum(r.successes for r in runs)
     error_rate = failed / requests if requests else 1.0
     if error_rate > plan.max_error_rate:
-        first = runs[-1]
+        last = runs[-1]
         raise CaseFailed(f"{failed} of {requests} requests failed ({error_rate:.1%} > "
-                         f"{plan.max_error_rate:.1%}): status {dict(first.status_counts)}, "
-                         f"socket errors {first.errors.total}")
+                         f"{plan.max_error_rate:.1%}): status {dict(last.status_counts)}, "
+                         f"socket errors {last.errors.total}")
+
+
+def metrics_of(runs: list[LoadResult], plan: LoadPlan, app: TreeCpu,
+               dbs: list[TreeCpu], decision: StopDecision | None = None) -> dict[str, Any]:
+    _check_errors(runs, plan)
+    requests = sum(r.requests for r in runs)
+    successes = sum(r.successes for r in runs)
+    error_rate = (requests - successes) / requests if requests else 1.0
     rates = [r.successes_per_s for r in runs]
     times = [1.0 / x for x in rates if x > 0]  # per-request seconds: the CI is over means
     summary = summarize(times) if times else None
