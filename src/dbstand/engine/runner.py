@@ -21,6 +21,7 @@ from dbstand.engine.config import EngineConfig
 from dbstand.engine.executor import Executor, SyncExecutor, gc_paused
 from dbstand.engine.histogram import LatencyHistogram
 from dbstand.engine.loops import clock, execute, make_plan
+from dbstand.engine.machine_speed import SpeedTrace
 from dbstand.engine.series import IntervalSeries
 from dbstand.engine.stats import (
     Bimodal,
@@ -73,6 +74,8 @@ class CaseMeasurement:
     bimodal: Bimodal | None = None
     #: per-interval throughput and latency (engine/series.py), None when off
     series: dict[str, Any] | None = None
+    #: the machine's own speed after each counted iteration (engine/machine_speed.py)
+    machine_speed: dict[str, Any] | None = None
 
     @property
     def ops_per_s(self) -> float:
@@ -206,11 +209,13 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
                           config.max_iterations)
     latency = LatencyHistogram()
     times_s: list[float] = []
+    speed = SpeedTrace()
     counted_from = time.perf_counter()
     while True:
         elapsed = one_iteration(index, every, latency, True)
         index += 1
         times_s.append(elapsed / 1e9)
+        speed.sample()  # outside the timed window, like the probes' edges
         if on_iteration:
             on_iteration(len(times_s), config.max_iterations)
         out_of_time = time.perf_counter() - counted_from > config.max_time_s
@@ -237,4 +242,6 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
         extra={"workers": executor.workers, "timed": executor.timed},
         bimodal=find_bimodal(counted),
         series=series.record() if series is not None else None,
+        machine_speed=speed.record([config.revs / t for t in counted],
+                                   config.target_ci_pct),
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbstand.engine.machine_speed import unsteady_note
 from dbstand.report.model import (
     Bar,
     BarChart,
@@ -126,6 +127,9 @@ def notes(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> list[str
             lines.append(f"BIMODAL {case_label(r)} {r.get('op')}: two clusters of "
                          f"iterations, {bimodal_text(b)} ops/s (share of iterations); "
                          "their mean describes neither (client and server placement?)")
+    speed = unsteady_note(records)
+    if speed:
+        lines.append(speed)
     pins = pinning_line(records)
     if pins:
         lines.append(pins)
