@@ -21,6 +21,7 @@ from dbstand.engine.config import EngineConfig
 from dbstand.engine.executor import Executor, SyncExecutor, gc_paused
 from dbstand.engine.histogram import LatencyHistogram
 from dbstand.engine.loops import clock, execute, make_plan
+from dbstand.engine.machine_speed import SpeedTrace
 from dbstand.engine.series import IntervalSeries
 from dbstand.engine.stats import (
     Bimodal,
@@ -74,6 +75,8 @@ class CaseMeasurement:
     bimodal: Bimodal | None = None
     #: per-interval throughput and latency (engine/series.py), None when off
     series: dict[str, Any] | None = None
+    #: the machine's own speed after each counted iteration (engine/machine_speed.py)
+    machine_speed: dict[str, Any] | None = None
     #: each counted iteration's on-CPU time and run-queue wait of the measuring thread
     #: (engine/steadiness.py); None when the operations ran in other threads or
     #: processes (wait: also where the kernel does not say)
@@ -228,11 +231,13 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
                           config.max_iterations)
     latency = LatencyHistogram()
     times_s: list[float] = []
+    speed = SpeedTrace()
     counted_from = time.perf_counter()
     while True:
         elapsed = one_iteration(index, every, latency, True)
         index += 1
         times_s.append(elapsed / 1e9)
+        speed.sample()  # outside the timed window, like the probes' edges
         if on_iteration:
             on_iteration(len(times_s), config.max_iterations)
         out_of_time = time.perf_counter() - counted_from > config.max_time_s
@@ -262,4 +267,6 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
         series=series.record() if series is not None else None,
         iterations_cpu_s=cpu_s if in_thread else None,
         iterations_wait_s=waits if in_thread and len(waits) == len(cpu_s) else None,
+        machine_speed=speed.record([config.revs / t for t in counted],
+                                   config.target_ci_pct),
     )

@@ -8,7 +8,7 @@ too. When iterations differ, the split says where the slow ones lost their time:
   operating system took the CPU from it, so the CPU itself went slower: a virtual CPU
   whose host runs other work on the same core (its sibling hyper-thread, other
   guests), frequency changes, cache contention. On the machine issue 29 measured, the
-  default suite's slow iterations were this (docs/steadiness.md).
+  default suite's slow iterations were this (docs/machine-speed.md).
 - `wait`: runnable but waiting for a CPU (other programs, or other threads of this
   process, held it): the kernel's run-queue wait, /proc/thread-self/schedstat.
 - `other`: neither running nor runnable (blocked on I/O, a lock, a sleep, a server's

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from dbstand.engine.histogram import LatencyHistogram
+from dbstand.engine.machine_speed import SpeedTrace
 from dbstand.engine.stats import StopDecision, make_stop_rule, still_faster, summarize
 from dbstand.errors import CaseFailed, UserError
 from dbstand.loadgen.engine import no_batch_wait, run_closed, run_open
@@ -242,12 +243,16 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
             profile.attach("app", app_pid)
             for pid in pids:
                 profile.attach("database", pid)
+        speed = SpeedTrace()
         runs, shards, decision, sent = _counted_runs(url, plan, warm.get("rate"), app_pid,
-                                                     pids, alive, cluster)
+                                                     pids, alive, cluster, speed)
         if profile is not None:
             profile.stop()
     metrics = metrics_of(runs[0], plan, runs[1], runs[2], decision)
     metrics["warmup"] = warm
+    trace = speed.record([r.successes_per_s for r in runs[0]], plan.target_ci_pct)
+    if trace is not None:
+        metrics["machine_speed"] = trace
     # every request sent in the window, the warm-up and the runs the stop rule left out
     # too: what a proxy on the path (network_axis.load_on_path) saw, per request
     metrics["requests_sent"] = int(warm.get("requests") or 0) + sent
@@ -261,10 +266,12 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
 
 def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: int,
                   pids: list[int], alive: Any, cluster: ClusterSession | None,
+                  speed: SpeedTrace,
                   ) -> tuple[tuple[list[LoadResult], TreeCpu, list[TreeCpu]], list[Any],
                              StopDecision, int]:
     """Runs under the stop rule: (the counted runs, the stack's and the databases' CPU),
-    the cluster's shards, the decision, and the requests of every run (counted or not)."""
+    the cluster's shards, the decision, and the requests of every run (counted or not).
+    `speed` gets a reading of the machine's own speed after each run."""
     app, dbs = TreeCpu(app_pid), [TreeCpu(pid) for pid in pids]
     seen = [warm_rate] if warm_rate else []
     if plan.steady:
@@ -284,6 +291,7 @@ def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: in
             seen.append(result.successes_per_s)
         for tree in (app, *dbs):
             tree.end()
+        speed.sample()  # the machine's own speed beside this run (engine/machine_speed.py)
         runs.append(result)
         if alive is not None and not alive():
             raise CaseFailed("the stack's server died during the measurement")

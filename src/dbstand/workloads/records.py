@@ -60,6 +60,7 @@ def measurement_fields(m: CaseMeasurement) -> dict[str, Any]:
         "timer_overhead_ns": m.timer_overhead_ns,
         "duration_s": round(m.elapsed_s, 3),
         **({"series": m.series} if m.series is not None else {}),
+        **({"machine_speed": m.machine_speed} if m.machine_speed is not None else {}),
     }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbstand.engine.machine_speed import unsteady_note
 from dbstand.report.model import (
     Bar,
     BarChart,
@@ -189,6 +190,11 @@ def notes(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _speed(records: list[dict[str, Any]]) -> list[str]:
+    line = unsteady_note(records)
+    return [line] if line else []
+
+
 def build(records: list[dict[str, Any]], title: str) -> Report:
     rows = data_rows(records)
     tests = sorted({str(r["test"]) for r in rows}, key=_test_order)
@@ -197,7 +203,8 @@ def build(records: list[dict[str, Any]], title: str) -> Report:
     sections = [Section(f"{m.split(':')[1]} client(s)", [mode_chart(rows, m, tests),
                                                           mode_table(rows, m, tests)])
                 for m in modes]
-    return Report(title, sections, notes=notes(rows) + path_lines(records, per="request"),
+    return Report(title, sections,
+                  notes=notes(rows) + _speed(records) + path_lines(records, per="request"),
                   caption=CAPTION, data=rows,
                   data_columns=DATA_COLUMNS, measurements=measurements(records))
 
