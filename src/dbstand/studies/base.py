@@ -242,13 +242,17 @@ class Study(ABC):
     """One seed's study: its matrix, its settings and sizes, its checks."""
 
     name: ClassVar[str]
-    workload: ClassVar[str]
     #: the study's sizes and settings: the quick variant's (laptops, CI) and the seed's
     quick_plan: ClassVar[Mapping[str, Any]]
     full_plan: ClassVar[Mapping[str, Any]]
 
     def __init__(self) -> None:
         self.data = load_data(self.name)
+
+    @property
+    def workload(self) -> str:
+        """The workload it runs: each study is its workload's seed, of the same name."""
+        return self.name
 
     def plan(self, quick: bool) -> Mapping[str, Any]:
         return self.quick_plan if quick else self.full_plan

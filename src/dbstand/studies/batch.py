@@ -54,7 +54,6 @@ RTTS = "0.2ms,1ms"
 
 class BatchStudy(Study):
     name = "batch"
-    workload = "batch"
     quick_plan, full_plan = QUICK, FULL
 
     @property

@@ -44,7 +44,6 @@ def find(records: list[dict[str, Any]], stack: str, test: str) -> dict[str, Any]
 
 class DocqueryStudy(Study):
     name = "docquery"
-    workload = "docquery"
     quick_plan, full_plan = QUICK, FULL
 
     def stacks(self) -> list[str]:

@@ -103,7 +103,6 @@ def estimate(record: dict[str, Any]) -> Estimate:
 
 class KvStudy(Study):
     name = "kv"
-    workload = "kv"
     quick_plan, full_plan = QUICK, FULL
 
     def describe(self, quick: bool) -> str:

@@ -55,7 +55,6 @@ def find(records: list[dict[str, Any]], stack: str, logging: str) -> dict[str, A
 
 class ParkingStudy(Study):
     name = "parking"
-    workload = "parking"
     quick_plan, full_plan = QUICK, FULL
 
     def describe(self, quick: bool) -> str:

@@ -55,7 +55,6 @@ def find(records: list[dict[str, Any]], stack: str, test: str,
 
 class WebtechStudy(Study):
     name = "webtech"
-    workload = "webtech"
     quick_plan, full_plan = QUICK, FULL
 
     def stacks(self, quick: bool) -> list[str]:
