@@ -92,6 +92,22 @@ class LoadPlan:
         return self.load == STEADY
 
 
+@dataclass(frozen=True)
+class ServedOptions:
+    """The load settings of a served workload's Options (webtech, docquery: each adds
+    its own fields)."""
+
+    #: steady (warm-up until steady, the stop rule) or seed (the study's literal load)
+    load: str = STEADY
+    open_duration_s: float = 5.0
+    prefix: str = "dbstand_"
+    max_error_rate: float = 0.01
+    #: `--cluster`: each worker of this Dask cluster runs a share of the load
+    cluster: str | None = None
+    #: `--profile`: sample the measured trees (dbstand.profiles); a case param when set
+    profile: bool = False
+
+
 def check_load(load: str, repeats: int = 2, max_error_rate: float = 0.0) -> str:
     """The load settings every served workload's options share (`--load`, `--repeats`,
     `--max-error-rate`): `load` back, or one clear error."""
