@@ -3,7 +3,7 @@
 # webapp the stack's build lays out differs).
 # Runs Debian's Tomcat 10 in the foreground (`catalina.sh run`, exec'd: SIGTERM to the
 # process group stops it) from a CATALINA_BASE generated in the work dir:
-# - one HTTP/1.1 connector on 127.0.0.1:$DBSTAND_PORT, no shutdown port (-1);
+# - one HTTP/1.1 connector on $DBSTAND_HOST:$DBSTAND_PORT, no shutdown port (-1);
 # - a thread pool of 4 x DBSTAND_WORKERS threads (at least 4);
 # - the build's exploded web application as the ROOT context, with the static folder
 #   mounted into it (the default servlet serves /file.html from there);
@@ -65,7 +65,7 @@ cat > "$base/conf/server.xml" <<EOF
   <Service name="Catalina">
     <Executor name="workers" namePrefix="http-exec-" maxThreads="$threads"
               minSpareThreads="$threads"/>
-    <Connector executor="workers" protocol="HTTP/1.1" address="127.0.0.1"
+    <Connector executor="workers" protocol="HTTP/1.1" address="${DBSTAND_HOST:-127.0.0.1}"
                port="$DBSTAND_PORT" server="Apache-Tomcat/10.1"
                maxKeepAliveRequests="-1" connectionTimeout="20000"/>
     <Engine name="Catalina" defaultHost="localhost">
