@@ -31,7 +31,10 @@ WARM_PINGS = 10
 #: the proxy's delay is set again until the added RTT measured is within this share of
 #: the asked one, at most CALIBRATIONS settings in all
 TOLERANCE = 0.03
-CALIBRATIONS = 3
+CALIBRATIONS = 4
+#: bounds of the measured RTT's change per µs of delay used to set the next delay: the
+#: ends' wake-ups grow with the idle time, so it is above 1 (1.2-1.7 here)
+SLOPES = (1.0, 2.0)
 
 
 class Pinger(Protocol):
@@ -209,6 +212,15 @@ def _rounds(api: ToxiproxyAPI, pinger: Pinger, request_us: int, answer_us: int) 
     return _Rounds(bare, delayed, late_us / released if released else None)
 
 
+def _slope(tries: list[tuple[int, _Rounds]]) -> float:
+    """The measured RTT's change per µs of delay between the last two settings, within
+    SLOPES (1 after the first setting, and when the two measure too close to tell)."""
+    if len(tries) < 2 or tries[-1][0] == tries[-2][0]:
+        return SLOPES[0]
+    (d0, r0), (d1, r1) = tries[-2], tries[-1]
+    return min(max((r1.added_us - r0.added_us) / (d1 - d0), SLOPES[0]), SLOPES[1])
+
+
 def measure_path(api: ToxiproxyAPI, path: RttPath, direct: Callable[[], Pinger],
                  via: Callable[[], Pinger]) -> dict[str, Any]:
     """The delay set on the proxy so that the added RTT measured on the live path is
@@ -219,7 +231,8 @@ def measure_path(api: ToxiproxyAPI, path: RttPath, direct: Callable[[], Pinger],
     a few µs (on a virtual machine, a CPU halted longer than the hypervisor polls waits
     for the host to run it again: tens of µs at each end of a round trip). The first
     setting is the asked RTT; while the added RTT measured is off by more than
-    TOLERANCE, the delay is set again by the difference (never above the asked RTT),
+    TOLERANCE, the delay is set again by the difference over the change per µs of
+    delay seen between the last two settings (`_slope`; never above the asked RTT),
     CALIBRATIONS settings at most; the case runs with the setting whose measurement
     came nearest. The record keeps every setting with what it gave, and that setting's
     measurement: measured, never computed from the setting."""
@@ -239,7 +252,7 @@ def measure_path(api: ToxiproxyAPI, path: RttPath, direct: Callable[[], Pinger],
             off = rounds.added_us - asked
             if not asked or abs(off) <= TOLERANCE * asked or len(tries) == CALIBRATIONS:
                 break
-            delay = min(max(round(delay - off), 0), asked)
+            delay = min(max(round(delay - off / _slope(tries)), 0), asked)
     finally:
         pinger.close()
     # the setting whose measurement came nearest the asked RTT (a loaded machine moves
