@@ -5,6 +5,7 @@ at least its round trips x RTT, and its record holds what was measured."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,12 @@ def test_kv_on_three_paths(cli, url_fixture: str, stack: str, tmp_path: Path,
     delayed, bare = recs["1 ms"], recs["0 ms"]
     assert "network" not in recs["direct"] or recs["direct"]["network"]["path"] == "direct"
     net = delayed["network"]
-    assert net["asked_rtt_ms"] == 1.0 and net["delay_us"] == {"request": 500, "answer": 500}
-    assert net["measured_rtt_ms"] >= 0.95  # a delay only ever adds
+    assert net["asked_rtt_ms"] == 1.0 and net["calibration"][0]["delay_us"] == 1000
+    # the delay set (half each way) never exceeds the asked RTT; the RTT measured with
+    # it is the asked one within 10% (docs/network.md: the ends' own wake-ups)
+    request, answer = net["delay_us"]["request"], net["delay_us"]["answer"]
+    assert request + answer <= 1000 and request - answer in (0, 1)
+    assert 0.9 <= net["measured_rtt_ms"] <= 1.1
     # one select is one round trip, and no operation beats the network
     assert net["round_trips_per_op"] == pytest.approx(1.0, abs=0.05)
     assert delayed["latency_us"]["p50"] >= 1000
@@ -59,7 +64,8 @@ def test_kv_on_three_paths(cli, url_fixture: str, stack: str, tmp_path: Path,
     assert table.code == 0, table.stderr
     for header in ("path", "RTT ms", "round trips/op", "floor µs/op"):
         assert header in table.stdout
-    assert "path 1 ms: Toxiproxy, 500 µs to the database and 500 µs back" in res.stdout
+    assert re.search(r"path 1 ms: Toxiproxy, \d+ µs to the database and \d+ µs back; "
+                     r"RTT asked 1 ms, measured", res.stdout), res.stdout
     no_proxy_left()
 
 
@@ -99,7 +105,7 @@ def test_parking_through_the_proxy(cli, pg_url: str, tmp_path: Path, option: str
     net = recs["1 ms"][key]
     # an HTTP request to a Python service varies by tenths of a millisecond from one to
     # the next on a busy machine: the measured RTT shows the delay is there, not its µs
-    assert net["measured_rtt_ms"] >= (0.95 if key == "network" else 0.5)
+    assert net["measured_rtt_ms"] >= (0.9 if key == "network" else 0.5)
     if trips is None:  # 68 calls a pass, each of several statements
         assert net["round_trips_per_op"] > 68
     else:  # one request-then-answer turn a call

@@ -65,7 +65,7 @@ def test_webtech_db_test(cli, mariadb_url: str, tmp_path: Path) -> None:
     assert {(r["op"], r["params"].get("db_rtt")) for r in recs} == {
         ("hello", None), ("db", "0 ms"), ("db", "1 ms")}
     delayed = next(r for r in recs if r["params"].get("db_rtt") == "1 ms")
-    assert delayed["network"]["measured_rtt_ms"] >= 0.95
+    assert delayed["network"]["measured_rtt_ms"] >= 0.9
     assert delayed["network"]["round_trips_per_op"] >= 1
     assert delayed["latency_us"]["p50"] >= 1000
     assert "db (1 ms) ops/s" in res.stdout
@@ -80,9 +80,9 @@ def test_webtech_generator_to_stack(cli, tmp_path: Path) -> None:
     assert set(recs) == {"direct", "0 ms", "1 ms"}
     assert all(r["status"] == "ok" for r in recs.values())
     app = recs["1 ms"]["app_network"]
-    assert app["measured_rtt_ms"] >= 0.95 and app["delay_us"] == {"request": 500,
-                                                                   "answer": 500}
+    assert app["measured_rtt_ms"] >= 0.9 and app["calibration"][0]["delay_us"] == 1000
     assert app["round_trips_per_op"] == pytest.approx(1.0, abs=0.05)  # one per request
     assert recs["1 ms"]["latency_us"]["p50"] >= 1000
     assert "hello (app 1 ms) ops/s" in res.stdout
-    assert "generator -> stack path 1 ms: Toxiproxy, 500 µs to the stack" in res.stdout
+    assert "generator -> stack path 1 ms: Toxiproxy, " in res.stdout
+    assert "µs to the stack" in res.stdout

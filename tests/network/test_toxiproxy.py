@@ -37,11 +37,15 @@ def test_a_routed_target_gains_the_rtt_and_keeps_its_database(pg: ServerRecord) 
         # probes look at the database, not at the proxy in front of it
         assert server_pid(via)[0] == pg.pid
         measured = path.measured
-        assert measured["delay_us"] == {"request": 500, "answer": 500}
-        # a delay is never shorter than asked (a loaded machine only adds to it)
-        assert measured["measured_rtt_ms"] >= 0.95
+        # first the asked RTT, then (if the ends' own wake-ups made it longer) less
+        tried = [t["delay_us"] for t in measured["calibration"]]
+        assert tried[0] == 1000 and all(d <= 1000 for d in tried) and len(tried) <= 4
+        assert sum(measured["delay_us"].values()) in tried
+        assert 0.9 <= measured["measured_rtt_ms"] <= 1.1
         assert measured["trivial_request_us"]["proxy_delayed"] > \
-            measured["trivial_request_us"]["proxy_no_delay"] + 950
+            measured["trivial_request_us"]["proxy_no_delay"] + 900
+        # the proxy hands chunks on when due: late by microseconds, not by the RTT
+        assert abs(measured["release_late_us"]) < 100
         proxy_pid = via.route.proxy_pid  # type: ignore[union-attr]
         assert pid_running(proxy_pid)
         # each trivial request is one request-then-answer turn of the proxy

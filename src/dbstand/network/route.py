@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from dbstand.errors import UserError
-from dbstand.network.rtt import RttPath
+from dbstand.network.rtt import RttPath, split
 from dbstand.network.toxiproxy import HOST, ManagedToxiproxy, ToxiproxyAPI
 from dbstand.probes.cpu import TreeCpu
 from dbstand.targets.kinds import get_kind
@@ -28,6 +28,13 @@ PROXY_NAME = "db"
 PINGS = 400
 ROUNDS = 8
 WARM_PINGS = 10
+#: the proxy's delay is set again until the added RTT measured is within this share of
+#: the asked one, at most CALIBRATIONS settings in all
+TOLERANCE = 0.03
+CALIBRATIONS = 4
+#: bounds of the measured RTT's change per µs of delay used to set the next delay: the
+#: ends' wake-ups grow with the idle time, so it is above 1 (1.2-1.7 here)
+SLOPES = (1.0, 2.0)
 
 
 class Pinger(Protocol):
@@ -173,43 +180,103 @@ def routed(target: TargetURL, path: RttPath, open_pinger: OpenPinger, *,
         yield RoutedPath(path, via, proxied.measured)
 
 
+@dataclass
+class _Rounds:
+    """One setting's rounds: each round's median without then with the delay (µs), and
+    how late the proxy handed on the delayed chunks (µs, mean)."""
+
+    bare: list[float]
+    delayed: list[float]
+    release_late_us: float | None
+
+    @property
+    def added_us(self) -> float:
+        return statistics.median(d - b for d, b in zip(self.delayed, self.bare, strict=True))
+
+
+def _rounds(api: ToxiproxyAPI, pinger: Pinger, request_us: int, answer_us: int) -> _Rounds:
+    """The delay switched off and on `ROUNDS` times on one connection; each round's
+    medians give one difference, so a burst of load on a shared machine moves one
+    round, not the figure."""
+    bare: list[float] = []
+    delayed: list[float] = []
+    released, late_us = 0, 0.0
+    for _ in range(ROUNDS):
+        api.set_delay(PROXY_NAME, 0, 0)
+        bare.append(trivial_latency_us(pinger, PINGS // ROUNDS))
+        api.set_delay(PROXY_NAME, request_us, answer_us)
+        count0, late0 = api.departures(PROXY_NAME)
+        delayed.append(trivial_latency_us(pinger, PINGS // ROUNDS))
+        count1, late1 = api.departures(PROXY_NAME)
+        released, late_us = released + count1 - count0, late_us + late1 - late0
+    return _Rounds(bare, delayed, late_us / released if released else None)
+
+
+def _slope(tries: list[tuple[int, _Rounds]]) -> float:
+    """The measured RTT's change per µs of delay between the last two settings, within
+    SLOPES (1 after the first setting, and when the two measure too close to tell)."""
+    if len(tries) < 2 or tries[-1][0] == tries[-2][0]:
+        return SLOPES[0]
+    (d0, r0), (d1, r1) = tries[-2], tries[-1]
+    return min(max((r1.added_us - r0.added_us) / (d1 - d0), SLOPES[0]), SLOPES[1])
+
+
 def measure_path(api: ToxiproxyAPI, path: RttPath, direct: Callable[[], Pinger],
                  via: Callable[[], Pinger]) -> dict[str, Any]:
-    """The delay set on the proxy, and the added RTT measured around setting it.
+    """The delay set on the proxy so that the added RTT measured on the live path is
+    the asked one, and that measurement (`_rounds`: the rounds' median difference).
 
-    The delay is switched off and on `ROUNDS` times on one connection; each round's
-    medians give one difference, and the record keeps the median difference, so a
-    burst of load on a shared machine moves one round, not the figure.
-    """
-    request_us, answer_us = path.split_us()
+    The proxy hands each chunk on when due, but the ends of the path add their own
+    time: a process whose CPU idled through the delay wakes later than one that idled
+    a few µs (on a virtual machine, a CPU halted longer than the hypervisor polls waits
+    for the host to run it again: tens of µs at each end of a round trip). The first
+    setting is the asked RTT; while the added RTT measured is off by more than
+    TOLERANCE, the delay is set again by the difference over the change per µs of
+    delay seen between the last two settings (`_slope`; never above the asked RTT),
+    CALIBRATIONS settings at most; the case runs with the setting whose measurement
+    came nearest. The record keeps every setting with what it gave, and that setting's
+    measurement: measured, never computed from the setting."""
+    asked = path.rtt_us or 0
     first = direct()
     try:
         direct_us = trivial_latency_us(first)
     finally:
         first.close()
-    bare: list[float] = []
-    delayed: list[float] = []
+    tries: list[tuple[int, _Rounds]] = []
     pinger = via()
     try:
-        for _ in range(ROUNDS):
-            api.set_delay(PROXY_NAME, 0, 0)
-            bare.append(trivial_latency_us(pinger, PINGS // ROUNDS))
-            api.set_delay(PROXY_NAME, request_us, answer_us)
-            delayed.append(trivial_latency_us(pinger, PINGS // ROUNDS))
+        delay = asked
+        while True:
+            rounds = _rounds(api, pinger, *split(delay))
+            tries.append((delay, rounds))
+            off = rounds.added_us - asked
+            if not asked or abs(off) <= TOLERANCE * asked or len(tries) == CALIBRATIONS:
+                break
+            delay = min(max(round(delay - off / _slope(tries)), 0), asked)
     finally:
         pinger.close()
-    added = statistics.median(d - b for d, b in zip(delayed, bare, strict=True))
-    bare_us, delayed_us = statistics.median(bare), statistics.median(delayed)
+    # the setting whose measurement came nearest the asked RTT (a loaded machine moves
+    # a measurement by some %, so the last one is not always the best)
+    delay, rounds = min(tries, key=lambda t: abs(t[1].added_us - asked))
+    if delay != tries[-1][0]:
+        api.set_delay(PROXY_NAME, *split(delay))
+    request_us, answer_us = split(delay)
+    bare_us, delayed_us = statistics.median(rounds.bare), statistics.median(rounds.delayed)
     return {
         "path": "Toxiproxy",
         "delay_us": {"request": request_us, "answer": answer_us},
+        "calibration": [{"delay_us": d, "measured_rtt_ms": _ms(r.added_us)} for d, r in tries],
         "trivial_request_us": {"direct": round(direct_us, 1),
                                "proxy_no_delay": round(bare_us, 1),
                                "proxy_delayed": round(delayed_us, 1)},
-        "measured_rtt_ms": _ms(added),
-        "measured_rounds_ms": [_ms(d - b) for d, b in zip(delayed, bare, strict=True)],
+        "measured_rtt_ms": _ms(rounds.added_us),
+        "measured_rounds_ms": [_ms(d - b) for d, b in zip(rounds.delayed, rounds.bare,
+                                                           strict=True)],
+        "release_late_us": None if rounds.release_late_us is None
+        else round(rounds.release_late_us, 1),
         "proxy_own_ms": _ms(bare_us - direct_us),
         "measured_how": (f"{ROUNDS} rounds of {PINGS // ROUNDS} trivial requests on one "
                          "connection through the proxy, without then with the delay: the "
-                         "median of the rounds' differences of medians"),
+                         "median of the rounds' differences of medians, at the delay of "
+                         "`calibration` that came nearest the asked RTT"),
     }

@@ -40,8 +40,13 @@ class RttPath:
 
     def split_us(self) -> tuple[int, int]:
         """(request direction, answer direction) in µs: half each way."""
-        rtt = self.rtt_us or 0
-        return rtt - rtt // 2, rtt // 2
+        return split(self.rtt_us or 0)
+
+
+def split(rtt_us: int) -> tuple[int, int]:
+    """A round trip's delay as (request direction, answer direction) µs: half each
+    way, the odd microsecond to the request."""
+    return rtt_us - rtt_us // 2, rtt_us // 2
 
 
 def path_of(label: str) -> RttPath:

@@ -111,6 +111,12 @@ class ToxiproxyAPI:
         answer = self.call("GET", f"/proxies/{proxy}/toxics/delay_{ANSWER}")
         return int(answer["attributes"]["turns"])
 
+    def departures(self, proxy: str) -> tuple[int, float]:
+        """Delayed chunks the proxy has handed on so far (both directions), and their
+        summed lateness against when they were due, µs (negative: early)."""
+        attributes = self.call("GET", f"/proxies/{proxy}/toxics/delay_{ANSWER}")["attributes"]
+        return int(attributes["released"]), int(attributes["late_ns"]) / 1000
+
 
 class ManagedToxiproxy(ManagedServer):
     """A throwaway Toxiproxy whose API listens on 127.0.0.1 (or `host`: an address of

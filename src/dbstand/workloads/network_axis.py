@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from dbstand.errors import CaseFailed
 from dbstand.network.http_ping import HttpPinger
 from dbstand.network.route import (
     Pinger,
@@ -100,6 +101,18 @@ def add_network(outcome: CaseOutcome, path: RoutedPath | None) -> None:
     outcome.metrics["network"] = path.record(seen)
 
 
+def check_through_proxy(case: Case, probe: ProxyProbe | None) -> None:
+    """A served case on a --db-rtt path whose stack reads its database on every
+    request: its proxy must have carried round trips in the timed windows. A stack that
+    connects elsewhere than DBSTAND_DB_HOST and DBSTAND_DB_PORT (docs/stack-manifest.md)
+    would be measured on the direct path under the delayed path's name: the case fails,
+    saying so."""
+    if probe is not None and probe.windows and not probe.turns:
+        raise CaseFailed(f"{case.stack}: none of its database traffic went through the "
+                         f"{case.params.get(PARAM)} path's proxy: the stack does not connect "
+                         "to DBSTAND_DB_HOST:DBSTAND_DB_PORT")
+
+
 def path_lines(records: list[dict[str, Any]], per: str = "operation") -> list[str]:
     """One line per path with a proxy, for a report's notes: the RTT asked and measured
     (medians over the path's cases), the proxy's own cost, and its CPU per `per`; the
@@ -118,11 +131,17 @@ def _lines(records: list[dict[str, Any]], per: str, key: str, param: str,
     out = []
     for label, group in sorted(nets.items(), key=lambda kv: path_of(kv[0]).rtt_us or 0):
         path = path_of(label)
-        request, answer = path.split_us()
 
-        def median(key: str, group: list[dict[str, Any]] = group) -> float | None:
-            values = sorted(float(n[key]) for n in group if n.get(key) is not None)
+        def median(key: str, group: list[dict[str, Any]] = group,
+                   part: str | None = None) -> float | None:
+            values = sorted(float(v) for v in (
+                n.get(key) if part is None else (n.get(key) or {}).get(part) for n in group)
+                if v is not None)
             return values[len(values) // 2] if values else None
+
+        # the delay the proxy was set to (median over the cases: each case's own)
+        request, answer = (f"{v:.0f}" if v is not None else "-" for v in
+                           (median("delay_us", part="request"), median("delay_us", part="answer")))
 
         measured, own, cpu = (median("measured_rtt_ms"), median("proxy_own_ms"),
                               median("proxy_cpu_us_per_op"))
@@ -149,14 +168,17 @@ def paths_label(params: dict[str, Any]) -> str | None:
 
 
 def load_on_path(case: Case, url: str, run: Callable[[str], dict[str, Any]],
-                 stop: Callable[[], None]) -> dict[str, Any]:
+                 stop: Callable[[], None], *, reads_each_request: bool = True
+                 ) -> dict[str, Any]:
     """A served workload's load (`run(url)`) on a case's paths.
 
     The database path (`--db-rtt`): its proxy probed around all of the load (figures
     per request, `metrics["proxy"]`), the stack stopped (`stop`) after a routed case,
-    whose proxy ends with the case. The generator -> stack path (`--app-rtt`): a proxy
-    of the case's own in front of the stack, the load sent through it, its RTT measured
-    before with trivial HTTP requests, the record's `app_network` object.
+    whose proxy ends with the case; when each request reads the database
+    (`reads_each_request`), a proxy that carried no round trip fails the case. The
+    generator -> stack path (`--app-rtt`): a proxy of the case's own in front of the
+    stack, the load sent through it, its RTT measured before with trivial HTTP
+    requests, the record's `app_network` object.
     """
     probe = proxy_probe(case.target)
     try:
@@ -172,6 +194,8 @@ def load_on_path(case: Case, url: str, run: Callable[[str], dict[str, Any]],
                     probe.end()
                 if app is not None:
                     app[1].end()
+            if reads_each_request:
+                check_through_proxy(case, probe)
     finally:
         if case.target.route is not None:
             stop()

@@ -38,11 +38,14 @@ type DelayToxic struct {
 	Direction string `json:"direction"` // "request" or "answer"
 }
 
-// turnMeter counts the request-then-answer alternations of one proxy.
+// turnMeter counts the request-then-answer alternations of one proxy, and how late
+// (or early) its delayed chunks left against when they were due.
 type turnMeter struct {
 	mu          sync.Mutex
 	lastRequest bool
 	turns       int64
+	released    int64         // delayed chunks handed on
+	offset      time.Duration // their summed departure - due
 }
 
 var meters sync.Map // meter name -> *turnMeter
@@ -69,17 +72,36 @@ func (m *turnMeter) count() int64 {
 	return m.turns
 }
 
-// MarshalJSON shows the attributes and the meter's count of turns so far.
+func (m *turnMeter) release(offset time.Duration) {
+	m.mu.Lock()
+	m.released++
+	m.offset += offset
+	m.mu.Unlock()
+}
+
+// departures: delayed chunks handed on so far, and their summed lateness in ns.
+func (m *turnMeter) departures() (int64, int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.released, m.offset.Nanoseconds()
+}
+
+// MarshalJSON shows the attributes and the meter's counts so far: turns, delayed
+// chunks handed on and their summed lateness against when they were due (ns).
 func (t *DelayToxic) MarshalJSON() ([]byte, error) {
 	type attributes DelayToxic
-	var turns int64
+	var turns, released, lateNs int64
 	if t.Meter != "" {
-		turns = meterOf(t.Meter).count()
+		m := meterOf(t.Meter)
+		turns = m.count()
+		released, lateNs = m.departures()
 	}
 	return json.Marshal(struct {
 		attributes
-		Turns int64 `json:"turns"`
-	}{attributes(*t), turns})
+		Turns    int64 `json:"turns"`
+		Released int64 `json:"released"`
+		LateNs   int64 `json:"late_ns"`
+	}{attributes(*t), turns, released, lateNs})
 }
 
 // GetBufferSize lets chunks queue while earlier ones wait, as "latency" does.
@@ -119,6 +141,9 @@ func (t *DelayToxic) Pipe(stub *toxics.ToxicStub) {
 				late = min(late+(sample-late)/8, delay/4)
 			} else {
 				late -= late / 8 // the chunk was already due: lean back to plain sleeps
+			}
+			if t.Meter != "" {
+				meterOf(t.Meter).release(time.Since(due))
 			}
 			c.Timestamp = due
 			stub.Output <- c

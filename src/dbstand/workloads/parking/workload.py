@@ -37,7 +37,7 @@ from dbstand.targets.managed import record_for
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.admin import admin_client
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
-from dbstand.workloads.network_axis import APP_PARAM, app_path
+from dbstand.workloads.network_axis import APP_PARAM, app_path, check_through_proxy
 from dbstand.workloads.parking import db
 from dbstand.workloads.parking.options import ParkingOptions
 from dbstand.workloads.parking.suite import (
@@ -439,6 +439,7 @@ class ParkingWorkload(Workload):
                 probes.close()
                 for client in bench.clients:
                     client.close()
+            check_through_proxy(case, probes.proxy)
             counted = probes.windows * cfg.revs
             if app is not None:  # per pass, as every figure of parking
                 app_network = path_record(APP_PARAM, app[0], app[2], app[1].result(counted))

@@ -4,6 +4,7 @@
 # variables set here.
 
 WORK="${DBSTAND_WORK_DIR:?DBSTAND_WORK_DIR is not set}"
+HOST="${DBSTAND_HOST:-127.0.0.1}"   # the address to listen on (a namespace's, or loopback)
 STATIC="${DBSTAND_STATIC_DIR:?DBSTAND_STATIC_DIR is not set}"
 PREFIX="${DBSTAND_PREFIX:-dbstand_}"
 RUN_USER=www-data   # the workers' user when started as root
@@ -56,14 +57,15 @@ nginx_lines() {
 }
 
 # render TEMPLATE OUT: TEMPLATE with every @NAME@ replaced by the environment's
-# TPL_NAME (exported by the caller for this command); a name without a value fails.
+# TPL_NAME (exported by the caller for this command; @HOST@ is HOST unless given); a
+# name without a value fails.
 render() {
-    perl -pe 's/\@([A-Z_]+)\@/exists $ENV{"TPL_$1"} ? $ENV{"TPL_$1"} : die "no value for \@$1\@\n"/ge' \
+    TPL_HOST="${TPL_HOST:-$HOST}" perl -pe 's/\@([A-Z_]+)\@/exists $ENV{"TPL_$1"} ? $ENV{"TPL_$1"} : die "no value for \@$1\@\n"/ge' \
         "$1" > "$2"
 }
 
 # run_apache [NAME=VALUE...]: $STACK/httpd.conf.in rendered into $WORK/httpd.conf with
-# @WORK@, @PORT@, @WORKERS@, @STATIC@, @USER_LINES@, @ACCESS_LOG@ and each NAME given,
+# @WORK@, @HOST@, @PORT@, @WORKERS@, @STATIC@, @USER_LINES@, @ACCESS_LOG@ and each NAME given,
 # then Apache in the foreground (exec'ed, so SIGTERM to the process group stops it
 # and its children).
 run_apache() {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Apache 2.4 in front of Debian's Tomcat 10 through mod_proxy_ajp, both started here,
 # in this process group, from configurations generated in the work dir:
-# - Apache (event MPM, DBSTAND_WORKERS processes) owns 127.0.0.1:$DBSTAND_PORT, serves
+# - Apache (event MPM, DBSTAND_WORKERS processes) owns $DBSTAND_HOST:$DBSTAND_PORT, serves
 #   /file itself from the static folder and passes every other path over AJP;
 # - Tomcat (the CATALINA_BASE of ../_shared/tomcat/base.sh, as the Tomcat stacks') has
 #   no HTTP connector: one AJP/1.3 connector on a free port of 127.0.0.1 picked here,
@@ -40,8 +40,8 @@ fi
 
 cat > "$front/apache2.conf" <<EOF
 ServerRoot "$front"
-ServerName 127.0.0.1
-Listen 127.0.0.1:$DBSTAND_PORT
+ServerName ${DBSTAND_HOST:-127.0.0.1}
+Listen ${DBSTAND_HOST:-127.0.0.1}:$DBSTAND_PORT
 PidFile "$front/run/apache2.pid"
 DefaultRuntimeDir "$front/run"
 ErrorLog "$front/error.log"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Starts Apache 2.4 prefork + mod_cgid in the foreground on 127.0.0.1:$DBSTAND_PORT;
+# Starts Apache 2.4 prefork + mod_cgid in the foreground on $DBSTAND_HOST:$DBSTAND_PORT;
 # every dynamic path is a Perl CGI program. Everything it needs is generated into
 # DBSTAND_WORK_DIR: the Apache config, a copy of the programs and the Perl module
 # (the stack folder may not be readable by www-data, and the programs must be

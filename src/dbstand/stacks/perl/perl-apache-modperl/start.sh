@@ -1,5 +1,5 @@
 #!/bin/bash
-# Starts Apache 2.4 prefork + mod_perl 2 in the foreground on 127.0.0.1:$DBSTAND_PORT.
+# Starts Apache 2.4 prefork + mod_perl 2 in the foreground on $DBSTAND_HOST:$DBSTAND_PORT.
 # Everything it needs is generated into DBSTAND_WORK_DIR: the Apache config, a copy
 # of the Perl modules (the stack folder may not be readable by www-data), a cache
 # folder the workers may write, and db.conf (the database settings, password

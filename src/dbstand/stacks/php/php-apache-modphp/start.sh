@@ -1,5 +1,5 @@
 #!/bin/bash
-# Starts Apache 2.4 prefork + mod_php in the foreground on 127.0.0.1:$DBSTAND_PORT.
+# Starts Apache 2.4 prefork + mod_php in the foreground on $DBSTAND_HOST:$DBSTAND_PORT.
 # Everything it needs is generated into DBSTAND_WORK_DIR: the Apache config, a copy of
 # the PHP scripts (the stack folder may not be readable by www-data), big.php and
 # config.php (the database settings, password included, readable by the worker user

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Starts a php-fpm pool and nginx in front of it, both in the foreground, on
-# 127.0.0.1:$DBSTAND_PORT. Everything is generated into DBSTAND_WORK_DIR: both
+# $DBSTAND_HOST:$DBSTAND_PORT. Everything is generated into DBSTAND_WORK_DIR: both
 # configs, a copy of the PHP scripts (the stack folder may not be readable by
 # www-data), big.php and config.php (the database settings, password included,
 # readable by the worker user only). This script stays as the parent of both

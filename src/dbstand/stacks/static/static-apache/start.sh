@@ -1,5 +1,5 @@
 #!/bin/bash
-# Starts Apache 2.4 (event MPM) in the foreground on 127.0.0.1:$DBSTAND_PORT,
+# Starts Apache 2.4 (event MPM) in the foreground on $DBSTAND_HOST:$DBSTAND_PORT,
 # serving DBSTAND_STATIC_DIR's file.html at /file and big.txt at /big: no
 # application code, the static limit row. The config is generated into
 # DBSTAND_WORK_DIR; Apache is exec'ed, so SIGTERM to the process group stops it.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Starts nginx in the foreground on 127.0.0.1:$DBSTAND_PORT, serving
+# Starts nginx in the foreground on $DBSTAND_HOST:$DBSTAND_PORT, serving
 # DBSTAND_STATIC_DIR's file.html at /file and big.txt at /big: no application code,
 # the static limit row. The config is generated into DBSTAND_WORK_DIR; nginx is
 # exec'ed, so SIGTERM to the process group stops it and its workers.

@@ -4,7 +4,7 @@
 # Runs Debian's Jetty 9 in the foreground (start.jar in this very JVM, exec'd: SIGTERM
 # to the process group stops it) from a jetty.base generated in the work dir:
 # - the MODULES (the jsp module is Jetty's apache-jsp: Tomcat 9's Jasper from Debian's
-#   libtomcat9-java); one HTTP/1.1 connector on 127.0.0.1:$DBSTAND_PORT with the Date
+#   libtomcat9-java); one HTTP/1.1 connector on $DBSTAND_HOST:$DBSTAND_PORT with the Date
 #   and Server headers on;
 # - a thread pool of 4 x DBSTAND_WORKERS request threads (at least 4), plus the
 #   acceptor and selector threads Jetty takes from the same pool;
@@ -32,7 +32,7 @@ mkdir -p "$base/etc" "$base/logs" "$base/tmp" "$base/work"
 
 cat > "$base/start.ini" <<EOF
 --module=$modules
-jetty.http.host=127.0.0.1
+jetty.http.host=${DBSTAND_HOST:-127.0.0.1}
 jetty.http.port=$DBSTAND_PORT
 jetty.http.acceptors=1
 jetty.http.selectors=$selectors

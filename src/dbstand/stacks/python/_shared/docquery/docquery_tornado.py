@@ -106,12 +106,14 @@ class HealthHandler(web.RequestHandler):
 
 async def serve_forever(handler: type[PageHandler], arguments: dict[str, Any] | None = None
                         ) -> None:
-    """Listen on 127.0.0.1:DBSTAND_PORT with the page and health routes until stopped."""
+    """Listen on DBSTAND_HOST:DBSTAND_PORT (127.0.0.1 unless given) with the page and
+    health routes until stopped."""
     page: tuple[Any, ...] = (r"/api/posts/query/", handler)
     if arguments is not None:
         page = (*page, arguments)
     app = web.Application([page, (r"/health", HealthHandler)], **request_logging())
-    app.listen(int(os.environ["DBSTAND_PORT"]), address="127.0.0.1")
+    app.listen(int(os.environ["DBSTAND_PORT"]),
+               address=os.environ.get("DBSTAND_HOST", "127.0.0.1"))
     await asyncio.Event().wait()
 
 
