@@ -77,17 +77,35 @@ def tiers_of(record: dict[str, Any]) -> dict[str, tuple[float, float]]:
     profiler = _profiler_share(record)
     if profiler is not None and rate:
         out["profiler"] = (profiler * cores / rate * 1e6, profiler)
+        for tier, inside in _profiler_inside(record).items():
+            if tier in out:   # JFR's threads: measured in the JVM's tier, moved here
+                us, share = out[tier]
+                out[tier] = (max(us - inside * cores / rate * 1e6, 0.0),
+                             max(share - inside, 0.0))
     return out
 
 
-def _profiler_share(record: dict[str, Any]) -> float | None:
-    """The profilers' CPU over the time they ran (they run a little beyond the windows),
-    as a share of the machine; JFR samples inside the JVM and shows in the app tier."""
+def _shares(record: dict[str, Any], key: str) -> dict[str, float]:
+    """Per profiled tier, `key`'s CPU seconds over the time its profilers ran (they run
+    a little beyond the windows), as a share of the machine."""
     tiers = (record.get("profile") or {}).get("tiers") or {}
-    shares = [cpu / wall / _cores(record) for t in tiers.values()
-              if (cpu := _num(t.get("profiler_cpu_s"))) is not None
-              and (wall := _num(t.get("profiled_s")))]
-    return sum(shares) if shares else None
+    return {name: cpu / wall / _cores(record) for name, t in tiers.items()
+            if (cpu := _num(t.get(key))) is not None and (wall := _num(t.get("profiled_s")))}
+
+
+def _profiler_share(record: dict[str, Any]) -> float | None:
+    """The profilers' CPU as a share of the machine: their own processes, and JFR's
+    threads inside the JVM."""
+    shares = _shares(record, "profiler_cpu_s")
+    return sum(shares.values()) if shares else None
+
+
+def _profiler_inside(record: dict[str, Any]) -> dict[str, float]:
+    """Breakdown tier -> the share of it that was a profiler's threads inside its
+    processes (JFR in a JVM: the app tier), so the profiler tier has it and that tier
+    does not; a profiling tier is named as the breakdown's tier it samples."""
+    return {name: share for name, share in _shares(record, "profiler_cpu_inside_s").items()
+            if share}
 
 
 def bar_text(parts: list[tuple[str, float]], width: int = BAR_WIDTH) -> str:
