@@ -15,7 +15,7 @@ from dbstand.modes.pinning import cpus_for
 from dbstand.profiles import folded, tools
 from dbstand.profiles.session import JFR_THREAD_PREFIX, profiling
 from dbstand.report.breakdown import bar_text, tiers_of
-from dbstand.report.model import case_key
+from dbstand.report.model import Table, case_key
 
 PREFIX = "dbstand_prof_"
 
@@ -200,3 +200,21 @@ def test_profilers_start_on_the_profiler_s_cpus_and_jfr_s_threads_move_there(
         for proc in (java, python):
             proc.kill()
             proc.wait()
+
+
+def test_the_breakdown_shows_what_a_stack_adds_on_the_client() -> None:
+    from dbstand.report.breakdown import section
+
+    def kv(stack: str, client_s: float) -> dict[str, Any]:
+        return {"type": "case", "status": "ok", "workload": "kv", "stack": stack,
+                "op": "select", "mode": "sync", "target": "postgresql://x", "ops_per_s": 1000.0,
+                "params": {"rows": 10}, "environment": {"cpu_logical": 2},
+                "probes": {"window_s": 1.0, "ops": 1000, "client_cpu_s": client_s,
+                           "server_cpu_s": 0.02, "cores": 2}}
+
+    records = [kv("psycopg", 0.04), kv("sqlalchemy-orm", 0.65),
+               {**kv("pg8000", 0.05), "op": "update"}]   # other work: no comparison
+    found = section(records)
+    assert found is not None and isinstance(found.blocks[0], Table)
+    rows = found.blocks[0].rows
+    assert [r.get("client_extra") for r in rows] == ["+0.0", "+610.0", None]
