@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
+from dbstand.modes.pinning import cpus_for
 from dbstand.profiles import folded, tools
+from dbstand.profiles.session import JFR_THREAD_PREFIX, profiling
 from dbstand.report.breakdown import bar_text, tiers_of
-from dbstand.report.model import case_key
+from dbstand.report.model import Table, case_key
 
 PREFIX = "dbstand_prof_"
 
@@ -56,6 +58,12 @@ def test_the_app_stack_is_profiled_by_its_runtime_s_profiler(
     assert folded.share_of(stacks, own) > 0.05, info["top_frames"]
     assert 0 < record["profile"]["overhead_ratio"] < 2
     assert f"profiled webtech {stack} /db" in stdout
+    # the profilers ran where the placement table puts them, apart from what they measured
+    where = cpus_for("profiler")
+    if where is not None:
+        assert record["placement"]["cpus"]["profiler"] == where
+        assert info["profiler_cpus"] == where
+        assert not set(where) & set(record["placement"]["cpus"]["stack"])
 
 
 def test_mariadb_s_query_execution_is_named(
@@ -75,6 +83,18 @@ def test_breakdown_tiers_and_report(profiled: tuple[Path, str, list[dict[str, An
     html = out.with_suffix(".html").read_text()
     assert 'href="p.profiles/case-0/app.svg"' in html
     assert "Share of the machine&#x27;s CPU by tier" in html
+
+
+def test_jfr_s_threads_move_from_the_app_tier_to_the_profiler_s() -> None:
+    base = {"status": "ok", "ops_per_s": 100.0, "successes": 1000, "generator_cpu_s": 1.0,
+            "app_cpu_us_per_req": 4000.0, "db_cpu_us_per_req": 1000.0,
+            "environment": {"cpu_logical": 2}}
+    tier = {"profiler_cpu_s": 2.0, "profiler_cpu_inside_s": 2.0, "profiled_s": 10.0}
+    tiers = tiers_of({**base, "profile": {"tiers": {"app": tier}}})
+    # 2 s of JFR over 10 s on 2 CPUs at 100 req/s: 10% of the machine, 2000 µs a request
+    assert tiers["profiler"] == pytest.approx((2000.0, 0.1))
+    assert tiers["app"] == pytest.approx((2000.0, 0.1))   # 4000 µs, less JFR's 2000
+    assert tiers_of(base)["app"] == pytest.approx((4000.0, 0.2))
 
 
 def test_a_profiled_case_never_matches_an_unprofiled_one(
@@ -130,3 +150,71 @@ def test_jfr_execution_samples_fold_into_named_java_frames(tmp_path: Path) -> No
     assert sum(stacks.values()) > 20
     assert all(s.startswith("java;") for s in stacks)
     assert folded.share_of(stacks, "Busy.spin") > 0.3, folded.summary(stacks)["top_frames"]
+
+
+def test_profilers_start_on_the_profiler_s_cpus_and_jfr_s_threads_move_there(
+        tmp_path: Path) -> None:
+    """A real JVM and a real CPython child, each given its profiler by a session that
+    the placement table placed: py-spy and JFR's own threads run on the profiler's
+    CPUs, this thread keeps its own, and JFR's CPU is measured from its threads."""
+    import os
+    import subprocess
+    import time
+
+    import psutil
+
+    where = cpus_for("profiler")
+    if where is None:
+        pytest.fail("this test needs two CPUs (the placement table places nothing on one)")
+    source = tmp_path / "Busy.java"
+    source.write_text(BUSY_JAVA.replace("1_000_000_000L", "30_000_000_000L"))
+    java = subprocess.Popen(["java", str(source)], stdout=subprocess.DEVNULL)
+    python = subprocess.Popen(["python3", "-c", "import time; time.sleep(60)"])
+    mine = os.sched_getaffinity(0)
+    try:
+        deadline = time.monotonic() + 60
+        while not any("Busy" in a for a in psutil.Process(java.pid).cmdline()) or \
+                psutil.Process(java.pid).cpu_times().user < 1.0:   # compiled and running
+            assert time.monotonic() < deadline and java.poll() is None
+            time.sleep(0.2)
+        with profiling(tmp_path / "p") as session:
+            session.place(where)
+            session.attach("app", java.pid)
+            session.attach("client", python.pid)
+            assert os.sched_getaffinity(0) == mine
+            spy = next(r for r in session.running if r.kind == "py-spy")
+            assert spy.proc is not None
+            assert psutil.Process(spy.proc.pid).cpu_affinity() == where
+            jfr = next(r for r in session.running if r.kind == "jfr")
+            assert jfr.jfr_threads, "no JFR thread found after JFR.start"
+            for tid in jfr.jfr_threads:
+                assert (Path(f"/proc/{java.pid}/task/{tid}/comm").read_text()
+                        .startswith(JFR_THREAD_PREFIX))
+                assert os.sched_getaffinity(tid) == set(where)
+            time.sleep(2)
+            session.stop()
+        app = session.tiers["app"]
+        assert app["profiler_cpus"] == where and app["samples"] > 20, app
+        assert 0 < app["profiler_cpu_inside_s"] == app["profiler_cpu_s"], app
+    finally:
+        for proc in (java, python):
+            proc.kill()
+            proc.wait()
+
+
+def test_the_breakdown_shows_what_a_stack_adds_on_the_client() -> None:
+    from dbstand.report.breakdown import section
+
+    def kv(stack: str, client_s: float) -> dict[str, Any]:
+        return {"type": "case", "status": "ok", "workload": "kv", "stack": stack,
+                "op": "select", "mode": "sync", "target": "postgresql://x", "ops_per_s": 1000.0,
+                "params": {"rows": 10}, "environment": {"cpu_logical": 2},
+                "probes": {"window_s": 1.0, "ops": 1000, "client_cpu_s": client_s,
+                           "server_cpu_s": 0.02, "cores": 2}}
+
+    records = [kv("psycopg", 0.04), kv("sqlalchemy-orm", 0.65),
+               {**kv("pg8000", 0.05), "op": "update"}]   # other work: no comparison
+    found = section(records)
+    assert found is not None and isinstance(found.blocks[0], Table)
+    rows = found.blocks[0].rows
+    assert [r.get("client_extra") for r in rows] == ["+0.0", "+610.0", None]

@@ -48,10 +48,11 @@ def list_stacks(workload: Annotated[str | None, typer.Option(
         if workload is not None and not m.implements(workload):
             continue
         missing = missing_debian(m.debian)
+        profiler, names = profiler_for(m.language, m.name)
         rows.append({"stack": m.name, "workloads": list(m.workloads), "language": m.language,
                      "framework": m.framework, "server": m.web_server, "orm": m.orm,
                      "concurrency": m.concurrency, "databases": list(m.databases),
-                     "profiler": profiler_for(m.language, m.name),
+                     "profiler": profiler, "profiler_names": names,
                      "installed": not missing, "missing": list(missing)})
     if format == "table":
         for row in rows:
@@ -59,7 +60,7 @@ def list_stacks(workload: Annotated[str | None, typer.Option(
                 row["installed"] = f"[yellow]needs {' '.join(row['missing'])}[/]"
     show("server stacks", rows, format, ("stack", "workloads", "language", "framework",
                                          "server", "orm", "concurrency", "databases",
-                                         "profiler", "installed"))
+                                         "profiler", "profiler_names", "installed"))
 
 
 @app.command("deps")

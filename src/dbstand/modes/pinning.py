@@ -13,7 +13,9 @@ docquery and parking) gets the same placement, recorded with the case:
   children, e.g. a processes mode's workers);
 - `stack`: a served workload's server stack (its whole process tree);
 - `database`: the database server's process tree;
-- `proxy`, `profiler`: the later tiers ask here too.
+- `proxy`: a proxy dbstand started on a case's path;
+- `profiler`: a profiled case's py-spy and perf processes, jcmd, and JFR's own threads
+  inside a JVM (the profiling session starts them on these CPUs while the case is placed).
 
 The table was chosen by measurement (docs/placement.md): every stack gets the same
 resources under each candidate, and the one with the narrowest intervals on this
@@ -33,6 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psutil
+
+from dbstand.profiles import session as profiles
 
 #: candidate tables: each role's side of the machine, the first half of the CPUs this
 #: process may use ("a") or the rest ("b"); on this 2-core machine CPU 0 and CPU 1.
@@ -200,6 +204,11 @@ def placed(parts: Mapping[str, Sequence[int]], wanted: bool = True, why_not: str
     # asked before anything moves: once this process is pinned it sees one CPU
     where = {role: cpus_for(role, placement) or [] for role in roots}
     state = Placed(True, placement=placement)
+    # a profiled case: its profilers start inside the block, on the table's CPUs
+    profile = profiles.active()
+    if profile is not None:
+        state.cpus["profiler"] = cpus_for("profiler", placement) or []
+        profile.place(state.cpus["profiler"])
     try:
         for role, pids in roots.items():
             cpus = where[role]
@@ -221,6 +230,8 @@ def placed(parts: Mapping[str, Sequence[int]], wanted: bool = True, why_not: str
         state.reason = _reason(state, roots)
         yield state
     finally:
+        if profile is not None:
+            profile.place(None)
         _restore(state, roots)
 
 
@@ -236,6 +247,8 @@ def _reason(state: Placed, roots: Mapping[str, Sequence[int]]) -> str:
         text += f"; {', '.join(unplaced)} could not be pinned"
     if absent:
         text += f"; no {', '.join(absent)} process here (embedded or remote)"
+    if state.cpus.get("profiler"):
+        text += f"; profilers on CPU {','.join(map(str, state.cpus['profiler']))}"
     return text
 
 

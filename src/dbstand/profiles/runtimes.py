@@ -84,21 +84,31 @@ def split_tree(pid: int, exclude: tuple[int, ...] = ()) -> dict[str, list[int]]:
     return dict(out)
 
 
-#: per server stack's language (stack.toml), the profiler `stack list` names
-BY_LANGUAGE = {
-    "python": "py-spy",
-    "java": "jfr (JDK Flight Recorder)",
-    "javascript": "perf + node's perf map (--perf-basic-prof)",
-    "csharp": "perf (Mono's JIT frames unnamed)",
-    "perl": "perf (the perl interpreter's C frames, not Perl subs)",
-    "php": "perf (PHP's engine: execute_ex, not PHP functions)",
-    "static": "perf (DWARF unwinding)",
-    "go": "perf (frame pointers)",
+NATIVE_ONLY = "native frames only: "
+
+#: per server stack's language (stack.toml): the profiler `--profile` samples its tree
+#: with, and what that profiler can name in it (`dbstand stack list`)
+BY_LANGUAGE: dict[str, tuple[str, str]] = {
+    "python": ("py-spy", "Python functions (file:line); C extensions as the call into them"),
+    "java": ("jfr (JDK Flight Recorder)", "Java methods (Java threads only: no GC, no JIT)"),
+    "javascript": ("perf + node's perf map (--perf-basic-prof)",
+                   "JavaScript functions by name, V8's and libuv's C++"),
+    "csharp": ("perf (DWARF unwinding)",
+               NATIVE_ONLY + "Mono's runtime in C; JIT-compiled C# methods unnamed"),
+    "perl": ("perf (DWARF unwinding)",
+             NATIVE_ONLY + "the perl interpreter's C functions, not Perl subs"),
+    "php": ("perf (DWARF unwinding)",
+            NATIVE_ONLY + "PHP's engine (execute_ex...), not PHP functions"),
+    "static": ("perf (DWARF unwinding)", "the web server's C functions"),
+    "go": ("perf (frame pointers)", "Go functions"),
+    "cpp": ("perf (DWARF unwinding)", "C++ functions"),
 }
 
 
-def profiler_for(language: str, name: str) -> str:
-    """What `--profile` samples a server stack with, as `dbstand stack list` says."""
+def profiler_for(language: str, name: str) -> tuple[str, str]:
+    """(what `--profile` samples a server stack with, what it names there), as
+    `dbstand stack list` says."""
     if "pypy" in name:
-        return "perf (PyPy's JIT frames unnamed; py-spy reads CPython only)"
-    return BY_LANGUAGE.get(language, "perf (DWARF unwinding)")
+        return ("perf (DWARF unwinding; py-spy reads CPython only)",
+                NATIVE_ONLY + "PyPy's interpreter; JIT-compiled Python unnamed")
+    return BY_LANGUAGE.get(language, ("perf (DWARF unwinding)", "native functions"))

@@ -5,12 +5,20 @@ and an SVG flame graph per tier, beside the results file.
 The request is the run's (execution.py opens it around a profiled case); the probes
 that know the trees (`probes/case.py`, `workloads/http_load.py`) attach and stop, so
 the samples cover the measured window, not set-up or verification. Each profiler's
-own CPU is read from its process and reported apart from every tier's.
+own CPU is read from its process (JFR's: from its threads inside the JVM) and reported
+apart from every tier's.
+
+Where the profilers run is the placement table's (`modes/pinning.py`, role `profiler`):
+while a case is placed, the table hands its CPUs to the session (`place`), py-spy and
+perf start on them, and JFR's own threads inside the JVM are moved to them. What no
+affinity can move stays on the sampled CPU: perf's sampling interrupt and its copy of
+each sample's user stack run in the sampled thread's time (docs/profiles.md).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import subprocess
 import time
@@ -36,6 +44,9 @@ PERF_RATE_HZ = 499
 #: bytes of user stack perf copies per sample for DWARF unwinding (docs/profiles.md)
 DWARF_STACK_BYTES = 16384
 STOP_TIMEOUT_S = 30.0
+#: the names (comm, 15 characters) of JDK Flight Recorder's own threads in a JVM:
+#: "JFR Recorder Thread", "JFR Periodic Tasks", "JFR Thread Sampler"...
+JFR_THREAD_PREFIX = "JFR "
 #: py-spy and perf take a moment to attach: the first window waits for them (untimed)
 READY_S = 0.5
 
@@ -48,7 +59,13 @@ class _Running:
     output: Path
     proc: subprocess.Popen[bytes] | None = None
     jfr_pid: int = 0
+    #: the CPUs the placement table gave this profiler (empty: left to the scheduler)
+    cpus: list[int] = field(default_factory=list)
+    #: JFR's threads inside the JVM, with their CPU seconds when it started
+    jfr_threads: dict[int, float] = field(default_factory=dict)
     cpu_s: float = 0.0
+    #: of `cpu_s`, what ran inside a measured process (JFR's threads): in its tier too
+    inside_s: float = 0.0
     started: float = 0.0
     wall_s: float = 0.0
 
@@ -59,6 +76,13 @@ class ProfileSession:
     running: list[_Running] = field(default_factory=list)
     tiers: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: the placement table's CPUs for the profilers while the case is placed (`place`)
+    cpus: list[int] | None = None
+
+    def place(self, cpus: list[int] | None) -> None:
+        """The CPUs the placement table gives the profilers from now on (None: the
+        case is not placed; they run where the scheduler puts them)."""
+        self.cpus = list(cpus) if cpus else None
 
     def attach(self, tier: str, pid: int, exclude: tuple[int, ...] = ()) -> None:
         """Start the profilers `pid`'s tree (less `exclude`'s and the profilers already
@@ -68,9 +92,11 @@ class ProfileSession:
             perf = kind in (NATIVE, GO)
             for index, one in enumerate([pids[0]] if perf else pids):
                 out = self.directory / f"{tier}-{kind}-{index}"
-                run = _Running(tier, kind, pids if perf else [one], out)
+                run = _Running(tier, kind, pids if perf else [one], out,
+                               cpus=list(self.cpus or []))
                 try:
-                    _start(run)
+                    with _on(run.cpus):
+                        _start(run)
                 except (OSError, subprocess.SubprocessError) as exc:
                     raise CaseFailed(f"--profile: {kind} could not attach to the {tier}'s "
                                      f"process {run.pids[0]}: {exc}") from exc
@@ -87,6 +113,10 @@ class ProfileSession:
     def stop(self) -> None:
         """Stop every profiler, then fold and draw each tier's samples."""
         running, self.running = self.running, []
+        with _on(self.cpus):
+            self._stop_and_draw(running)
+
+    def _stop_and_draw(self, running: list[_Running]) -> None:
         for run in running:
             run.wall_s = time.monotonic() - run.started
             _stop(run)
@@ -103,8 +133,11 @@ class ProfileSession:
             self.tiers[tier] = self._draw(tier, stacks, runs)
 
     def _draw(self, tier: str, stacks: Counter[str], runs: list[_Running]) -> dict[str, Any]:
+        cpus = sorted({c for r in runs for c in r.cpus})
         out: dict[str, Any] = {"profilers": sorted({r.kind for r in runs}),
                                "profiler_cpu_s": round(sum(r.cpu_s for r in runs), 3),
+                               "profiler_cpu_inside_s": round(sum(r.inside_s for r in runs), 3),
+                               "profiler_cpus": cpus,   # empty: not placed (nor was the case)
                                "profiled_s": round(max(r.wall_s for r in runs), 3),
                                **folded.summary(stacks)}
         if not stacks:
@@ -134,6 +167,9 @@ def _start(run: _Running) -> None:
         run.jfr_pid = run.pids[0]
         subprocess.run([jcmd, str(run.jfr_pid), "JFR.start", f"name={run.output.name}",
                         "settings=profile"], capture_output=True, check=True, timeout=60)
+        run.jfr_threads = _jfr_threads(run.jfr_pid)
+        for tid in run.jfr_threads:
+            _pin(tid, run.cpus)
         return
     else:
         graph = "fp" if run.kind == GO else f"dwarf,{DWARF_STACK_BYTES}"
@@ -144,8 +180,56 @@ def _start(run: _Running) -> None:
                                 start_new_session=True)
 
 
+@contextlib.contextmanager
+def _on(cpus: list[int] | None) -> Iterator[None]:
+    """This thread on `cpus` for the block: a child inherits the affinity of the thread
+    that forks it, so a profiler (and jcmd, perf script, inferno) started here runs on
+    the profilers' CPUs from its first instruction, and this thread gets its own back."""
+    mine = os.sched_getaffinity(0) if cpus else None
+    try:
+        if cpus:
+            os.sched_setaffinity(0, cpus)
+        yield
+    finally:
+        if mine is not None:
+            os.sched_setaffinity(0, mine)
+
+
+def _pin(tid: int, cpus: list[int]) -> None:
+    if cpus:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(tid, cpus)
+
+
+def _thread_cpu_s(pid: int, tid: int) -> float | None:
+    """A thread's seconds on a CPU, in nanoseconds from /proc's schedstat (another
+    process's thread clocks cannot be read, and stat's 10 ms ticks round JFR's few ms
+    a second to nothing)."""
+    try:
+        return int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _jfr_threads(pid: int) -> dict[int, float]:
+    """JDK Flight Recorder's threads in the JVM `pid`, each with its CPU seconds now."""
+    out: dict[int, float] = {}
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                if (task / "comm").read_text().startswith(JFR_THREAD_PREFIX):
+                    cpu = _thread_cpu_s(pid, int(task.name))
+                    if cpu is not None:
+                        out[int(task.name)] = cpu
+    return out
+
+
 def _stop(run: _Running) -> None:
     if run.kind == JVM:
+        # JFR's threads' CPU while it recorded: threads started since JFR.start from 0
+        now = _jfr_threads(run.jfr_pid)
+        run.cpu_s = run.inside_s = sum(max(cpu - run.jfr_threads.get(tid, 0.0), 0.0)
+                                       for tid, cpu in now.items())
         jcmd, _ = tools.jcmd()
         subprocess.run([jcmd, str(run.jfr_pid), "JFR.stop", f"name={run.output.name}",
                         f"filename={run.output.with_suffix('.jfr')}"],

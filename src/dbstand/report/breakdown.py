@@ -11,6 +11,7 @@ database's CPU per suite pass (its operation); a proxy dbstand started adds
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from dbstand.report.model import (
@@ -77,17 +78,35 @@ def tiers_of(record: dict[str, Any]) -> dict[str, tuple[float, float]]:
     profiler = _profiler_share(record)
     if profiler is not None and rate:
         out["profiler"] = (profiler * cores / rate * 1e6, profiler)
+        for tier, inside in _profiler_inside(record).items():
+            if tier in out:   # JFR's threads: measured in the JVM's tier, moved here
+                us, share = out[tier]
+                out[tier] = (max(us - inside * cores / rate * 1e6, 0.0),
+                             max(share - inside, 0.0))
     return out
 
 
-def _profiler_share(record: dict[str, Any]) -> float | None:
-    """The profilers' CPU over the time they ran (they run a little beyond the windows),
-    as a share of the machine; JFR samples inside the JVM and shows in the app tier."""
+def _shares(record: dict[str, Any], key: str) -> dict[str, float]:
+    """Per profiled tier, `key`'s CPU seconds over the time its profilers ran (they run
+    a little beyond the windows), as a share of the machine."""
     tiers = (record.get("profile") or {}).get("tiers") or {}
-    shares = [cpu / wall / _cores(record) for t in tiers.values()
-              if (cpu := _num(t.get("profiler_cpu_s"))) is not None
-              and (wall := _num(t.get("profiled_s")))]
-    return sum(shares) if shares else None
+    return {name: cpu / wall / _cores(record) for name, t in tiers.items()
+            if (cpu := _num(t.get(key))) is not None and (wall := _num(t.get("profiled_s")))}
+
+
+def _profiler_share(record: dict[str, Any]) -> float | None:
+    """The profilers' CPU as a share of the machine: their own processes, and JFR's
+    threads inside the JVM."""
+    shares = _shares(record, "profiler_cpu_s")
+    return sum(shares.values()) if shares else None
+
+
+def _profiler_inside(record: dict[str, Any]) -> dict[str, float]:
+    """Breakdown tier -> the share of it that was a profiler's threads inside its
+    processes (JFR in a JVM: the app tier), so the profiler tier has it and that tier
+    does not; a profiling tier is named as the breakdown's tier it samples."""
+    return {name: share for name, share in _shares(record, "profiler_cpu_inside_s").items()
+            if share}
 
 
 def bar_text(parts: list[tuple[str, float]], width: int = BAR_WIDTH) -> str:
@@ -113,10 +132,35 @@ def _fmt(value: float | None, digits: int = 1) -> str:
     return "–" if value is None else f"{value:,.{digits}f}"
 
 
+#: what makes two cases the same work done by different stacks (with equal params):
+#: their client tiers compare (kv's psycopg against SQLAlchemy's ORM on one op and mode)
+SAME_WORK = ("workload", "target", "op", "api", "rows", "mode", "test", "clients")
+
+
+def _client_extra(records: list[dict[str, Any]]) -> dict[int, float]:
+    """Per record (by position), its client CPU per operation over the least of the
+    cases doing the same work with another stack: what the stack adds on the client
+    (an ORM's own work over its driver's). Only where two stacks or more did it."""
+    groups: dict[tuple[Any, ...], list[tuple[int, str, float]]] = {}
+    for index, record in enumerate(records):
+        client = tiers_of(record).get("client") if record.get("status") == "ok" else None
+        if client is not None:
+            key = (*(str(record.get(k)) for k in SAME_WORK),
+                   json.dumps(record.get("params"), sort_keys=True, default=str))
+            groups.setdefault(key, []).append((index, str(record.get("stack")), client[0]))
+    out: dict[int, float] = {}
+    for cases in groups.values():
+        if len({stack for _, stack, _ in cases}) > 1:
+            least = min(us for _, _, us in cases)
+            out.update({index: us - least for index, _, us in cases})
+    return out
+
+
 def section(records: list[dict[str, Any]]) -> Section | None:
     """The breakdown table and its stacked bars, and the flame graphs of profiled cases."""
     rows, anchors, links, bars = [], [], [], []
-    for record in records:
+    extra = _client_extra(records)
+    for index, record in enumerate(records):
         if record.get("status") != "ok":
             continue
         tiers = tiers_of(record)
@@ -133,6 +177,8 @@ def section(records: list[dict[str, Any]]) -> Section | None:
             if tier in tiers:
                 us, share = tiers[tier]
                 row[tier], row[f"{tier}_share"] = _fmt(us), f"{share:.1%}"
+        if index in extra:
+            row["client_extra"] = f"+{extra[index]:,.1f}"
         profile = record.get("profile") or {}
         ratio = _num(profile.get("overhead_ratio"))
         row["overhead"] = f"x{ratio:.3f}" if ratio is not None else ""
@@ -150,6 +196,8 @@ def section(records: list[dict[str, Any]]) -> Section | None:
     columns = [Column("case", "case"), Column("ops", "ops/s ↑", True),
                Column("p50", "p50 µs ↓", True, compact=False),
                *(Column(t, f"{t} µs/op", True) for t in shown),
+               *([Column("client_extra", "client µs/op over the least", True)]
+                 if any("client_extra" in r for r in rows) else []),
                *(Column(f"{t}_share", f"{t} share", True, compact=False) for t in shown),
                Column("busiest", "busiest tier", compact=False),
                Column("bar", "share of the machine (0–100%)")]

@@ -170,6 +170,11 @@ def _profiled(request: RunRequest, case: Case, index: int, measure: Callable[[],
         console.print(f"profiled {case.label()}: {mine:,.1f} ops/s against {base:,.1f} "
                       f"unprofiled (x{profile['overhead_ratio']:.3f}); flame graphs in "
                       f"{folder}")
+    # a stack whose unwinding stopped short shows it here, not only in the graph
+    tiers = [f"{name} {t['samples']:,} samples, {t.get('unknown_share', 0):.1%} unknown"
+             for name, t in profile["tiers"].items() if t.get("samples")]
+    if tiers:
+        console.print(f"  samples: {'; '.join(tiers)}")
     return record
 
 
