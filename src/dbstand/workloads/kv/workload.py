@@ -128,7 +128,8 @@ class KvBenchmark:
         elif op == "delete":
             self._expect(c.count(), self.rows - self.revs, "rows after deletes")
             c.restore(sorted((k, f"{NAME}{k}") for (k,) in args))
-        if op != "insert":
+        if op not in ("insert", "select"):  # a select writes and restores nothing (and
+            # a count of a large table would cost more than the iteration it checks)
             self._expect(c.count(), self.rows, "rows after restoring")
 
     def _check_selects(self, args: Sequence[Any]) -> None:
