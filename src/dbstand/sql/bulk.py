@@ -339,12 +339,15 @@ def load_sqlite(target: TargetURL, table: str, columns: Sequence[str],
 
 
 def _has_sequences(cur: Any) -> bool:
-    """Whether the server has MariaDB's Sequence engine (seq_1_to_N tables)."""
+    """Whether the server has MariaDB's Sequence engine (seq_1_to_N tables); MySQL has
+    none, and the file path serves it."""
+    import pymysql
+
     try:
         cur.execute("SELECT count(*) FROM seq_1_to_2")
-        return int(cur.fetchone()[0]) == 2
-    except Exception:  # MySQL has no such tables; the file path serves it
+    except pymysql.err.ProgrammingError:  # no such table
         return False
+    return int(cur.fetchone()[0]) == 2
 
 
 def _has(module: str) -> bool:
