@@ -145,9 +145,10 @@ def generate_on_server(target: TargetURL, table: str, columns: Sequence[str],
                        connections: int = SERIES_CONNECTIONS) -> int:
     """`keyed`'s rows made by the server itself: INSERT ... SELECT over parts of
     SERIES_PART keys, `connections` parts at once, each on a connection of its own
-    opened by `connect()` (autocommit: each part commits alone; the caller loads into
-    its own fresh table, which a failed load leaves to be dropped). Progress is called
-    from this thread as parts end. Returns the rows inserted."""
+    opened by `connect()` and committed when every part is in (an autocommit
+    connection commits each part alone; the caller loads into its own fresh table,
+    which a failed load leaves to be dropped). Progress is called from this thread as
+    parts end. Returns the rows inserted."""
     dialect = dialect_for(target.kind)
     statement = dialect.insert_series
     values, cols = keyed.values(dialect), ", ".join(columns)
@@ -181,6 +182,8 @@ def generate_on_server(target: TargetURL, table: str, columns: Sequence[str],
                 for future in futures:
                     future.cancel()
                 raise
+        for conn in opened:
+            conn.commit()
     finally:
         for conn in opened:
             with contextlib.suppress(Exception):
