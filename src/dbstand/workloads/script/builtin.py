@@ -79,5 +79,5 @@ def fill_sql(table: str, scale: int, dialect: Dialect) -> str | None:
     i = dialect.series_name
     values = f"{i}, 0" if table == "pgbench_branches" else \
         f"{i}, ({i} - 1) {dialect.int_div} {per_branch} + 1, 0"
-    return dialect.insert_series.format(t=table, columns=col, values=values,
-                                        n=per_branch * scale)
+    return dialect.insert_series.format(t=table, columns=col, values=values, lo=1,
+                                        hi=per_branch * scale)
