@@ -13,7 +13,8 @@ docquery and parking) gets the same placement, recorded with the case:
   children, e.g. a processes mode's workers);
 - `stack`: a served workload's server stack (its whole process tree);
 - `database`: the database server's process tree;
-- `proxy`, `profiler`: the later tiers ask here too.
+- `proxy`: a proxy on the path (a TLS terminator in front of a stack, `--tls on`);
+- `profiler`: the later tiers ask here too.
 
 The table was chosen by measurement (docs/placement.md): every stack gets the same
 resources under each candidate, and the one with the narrowest intervals on this
