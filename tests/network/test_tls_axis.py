@@ -27,7 +27,8 @@ def cases(path: Path) -> list[dict[str, Any]]:
 def test_tls_axis_on_a_static_stack(mariadb_url: str, tmp_path: Path) -> None:
     out = tmp_path / "w.jsonl"
     result, tag = run_tagged("run", "webtech", "--stack", "static-nginx", "--test", "file",
-                             "--clients", "2", "--requests", "50", "--repeats", "2",
+                             "--clients", "2", "--load", "seed", "--requests", "50",
+                             "--repeats", "2",
                              "--target", mariadb_url, "--prefix", "dbs_tls_",
                              "--tls", "off,on", "-o", str(out))
     assert result.code == 0, result.stdout + result.stderr
