@@ -39,8 +39,8 @@ def test_tls_axis_on_a_static_stack(mariadb_url: str, tmp_path: Path) -> None:
     # the same case but for TLS: compare matches each with its own
     assert case_key(off) != case_key(on)
     assert case_key({**on, "params": {**on["params"], "tls": "off"}}) == case_key(off)
-    assert "front_cpu_us_per_req" not in off and "handshake" not in off
-    assert on["front_cpu_us_per_req"] > 0 and on["app_cpu_us_per_req"] > 0
+    assert "proxy_cpu_us_per_req" not in off and "handshake" not in off
+    assert on["proxy_cpu_us_per_req"] > 0 and on["app_cpu_us_per_req"] > 0
     assert on["environment"]["server"]["tls_front"].startswith("nginx")
     if on["placement"]["enabled"]:
         assert on["placement"]["cpus"]["proxy"] == on["placement"]["cpus"]["stack"]
@@ -51,7 +51,7 @@ def test_tls_axis_on_a_static_stack(mariadb_url: str, tmp_path: Path) -> None:
     assert resumed["resumed"] > resumed["handshakes"] / 2 > 0  # only the first ones full
     assert full["per_s"] > 0 and full["setup_us"]["p50"] > 0
     # a new connection per request costs the terminator more than a kept-alive request
-    assert full["front_cpu_us_per_req"] > on["front_cpu_us_per_req"]
+    assert full["proxy_cpu_us_per_req"] > on["proxy_cpu_us_per_req"]
     text = " ".join(result.stdout.split())
     assert "the cost of TLS per stack" in text and "file (TLS)" in text
     assert orphans(tag) == []

@@ -235,7 +235,7 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
     (the generator is then elsewhere: only the stack and the database are placed).
     `front_pid`: a TLS terminator in front of the stack (network/tls_front.py), placed
     as the table's `proxy` tier, its tree's CPU per request in the same windows as the
-    stack's (`front_cpu_us_per_req`), then its cost per new connection (`handshake`).
+    stack's (`proxy_cpu_us_per_req`), then its cost per new connection (`handshake`).
     """
     pids = [db_pids] if isinstance(db_pids, int) else list(db_pids or [])
     parts: dict[str, list[int]] = {"stack": [app_pid], "database": pids}
@@ -330,7 +330,7 @@ def handshake_cost(url: str, plan: LoadPlan, front: TreeCpu) -> dict[str, Any]:
     a new connection per request (as ab without -k), first with full handshakes
     (resumption off), then resumed ones; each gives handshakes per second, the set-up
     time (TCP connect and handshake, from the engine's histogram) and the terminator's
-    CPU per request, which against the kept-alive figure (`front_cpu_us_per_req`) is
+    CPU per request, which against the kept-alive figure (`proxy_cpu_us_per_req`) is
     the handshake's CPU (docs/tls.md)."""
     out: dict[str, Any] = {"run_s": HANDSHAKE_RUN_S, "connections": plan.connections}
     for kind, resume in (("full", False), ("resumed", True)):
@@ -349,7 +349,7 @@ def handshake_cost(url: str, plan: LoadPlan, front: TreeCpu) -> dict[str, Any]:
             "per_s": round(result.handshakes / result.elapsed_s, 1) if result.elapsed_s
             else 0.0,
             "setup_us": {k: setup[k] for k in ("p50", "p99", "mean") if k in setup},
-            "front_cpu_us_per_req": round(tree.cpu_s / result.successes * 1e6, 2)
+            "proxy_cpu_us_per_req": round(tree.cpu_s / result.successes * 1e6, 2)
             if result.successes else None,
         }
     return out
@@ -419,7 +419,7 @@ def metrics_of(runs: list[LoadResult], plan: LoadPlan, app: TreeCpu,
                  "warmup_requests": None if plan.steady else plan.warmup_requests},
     }
     if front is not None:
-        out["front_cpu_us_per_req"] = (round(front.cpu_s / successes * 1e6, 2) if successes
+        out["proxy_cpu_us_per_req"] = (round(front.cpu_s / successes * 1e6, 2) if successes
                                        else None)
         out["handshakes"] = sum(r.handshakes for r in runs)
     series = series_record([r.series for r in runs])

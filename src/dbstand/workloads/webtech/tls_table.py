@@ -43,13 +43,13 @@ def pairs(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str,
 def cost(off: dict[str, Any], on: dict[str, Any]) -> dict[str, Any]:
     """The figures of one pair (None where a probe gave none)."""
     plain = off.get("app_cpu_us_per_req")
-    stack, front = on.get("app_cpu_us_per_req"), on.get("front_cpu_us_per_req")
+    stack, front = on.get("app_cpu_us_per_req"), on.get("proxy_cpu_us_per_req")
     total = stack + front if stack is not None and front is not None else None
     extra = total - plain if total is not None and plain is not None else None
     shake = on.get("handshake") or {}
 
     def handshake_cpu(kind: str) -> float | None:
-        per = (shake.get(kind) or {}).get("front_cpu_us_per_req")
+        per = (shake.get(kind) or {}).get("proxy_cpu_us_per_req")
         return per - front if per is not None and front is not None else None
 
     full = shake.get("full") or {}
@@ -100,12 +100,12 @@ def data(record: dict[str, Any]) -> dict[str, Any]:
     """A case's TLS columns of the report's data rows."""
     shake = record.get("handshake") or {}
     return {"tls": (record.get("params") or {}).get(TLS_PARAM),
-            "front_cpu_us_per_req": record.get("front_cpu_us_per_req"),
+            "proxy_cpu_us_per_req": record.get("proxy_cpu_us_per_req"),
             "full_handshakes_per_s": (shake.get("full") or {}).get("per_s"),
-            "full_handshake_front_cpu_us_per_req":
-                (shake.get("full") or {}).get("front_cpu_us_per_req"),
-            "resumed_handshake_front_cpu_us_per_req":
-                (shake.get("resumed") or {}).get("front_cpu_us_per_req")}
+            "full_handshake_proxy_cpu_us_per_req":
+                (shake.get("full") or {}).get("proxy_cpu_us_per_req"),
+            "resumed_handshake_proxy_cpu_us_per_req":
+                (shake.get("resumed") or {}).get("proxy_cpu_us_per_req")}
 
 
 DATA_COLUMNS = list(data({}))
