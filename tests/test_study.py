@@ -45,11 +45,17 @@ def check_study(cli, name: str, tmp_path: Path, extra: tuple[str, ...] = ()) -> 
     page = md.read_text()
     assert page.startswith(f"# Study {name}: ") and "This page is generated" in page
     assert f"dbstand study {name} --quick --markdown" in page
+    assert re.search(r"\(wall time [\d,]+ s\)", page), page[:800]
+    assert re.search(r"load average \(1 min\) over the run: mean [\d.]+, max [\d.]+ "
+                     r"\(\d+ readings", page), page[:800]
     got = verdicts_of(md)
     assert set(got) == set(ids), (set(ids) - set(got), got)
     assert "Verdicts:" in res.stdout and "The seed's claims" in res.stdout
-    again = cli("study", name, "--quick", "--results", str(out))
+    again_md = tmp_path / f"{name}-again.md"
+    again = cli("study", name, "--quick", "--results", str(out), "--markdown", str(again_md))
     assert again.code == 0, again.stderr
+    # a page made from --results still gives the run's wall time, from its records
+    assert re.search(r"\(wall time [\d,]+ s\)", again_md.read_text())
     assert "study ran in" not in again.stdout and "Verdicts:" in again.stdout
     return page
 

@@ -37,6 +37,10 @@ def test_steady_load_warms_up_runs_long_enough_and_stops_by_the_rule(nginx: Ngin
         assert where["enabled"] and where["placement"] == DEFAULT_PLACEMENT
         assert where["cpus"] == {"client": cpus_for("client"), "stack": cpus_for("stack")}
     assert m["load"]["load"] == "steady" and m["load"]["min_run_s"] == 0.3
+    # the machine's own speed, read after each counted run (engine/machine_speed.py)
+    speed = m["machine_speed"]
+    assert speed["samples"] == m["repeats"] and speed["cv_pct"] >= 0
+    assert speed["runs_for_target"] >= 2
 
 
 def test_seed_load_is_the_literal_count(nginx: Nginx) -> None:

@@ -45,6 +45,9 @@ class Executor(ABC):
     (`closers` run on close)."""
 
     workers: int = 1
+    #: the operations run in the calling thread (its CPU time is theirs:
+    #: engine/steadiness.py reads it around each iteration)
+    in_this_thread: bool = False
     #: what the timed window contains, recorded with results
     timed = "operations only (connections opened before the timed window)"
 
@@ -82,6 +85,8 @@ class _SyncPrepared(Prepared):
 
 class SyncExecutor(Executor):
     """One connection, operations one after another."""
+
+    in_this_thread = True
 
     def __init__(self, op: Op, closers: Sequence[Callable[[], Any]] = ()):
         super().__init__(closers)

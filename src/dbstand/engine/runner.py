@@ -21,6 +21,7 @@ from dbstand.engine.config import EngineConfig
 from dbstand.engine.executor import Executor, SyncExecutor, gc_paused
 from dbstand.engine.histogram import LatencyHistogram
 from dbstand.engine.loops import clock, execute, make_plan
+from dbstand.engine.machine_speed import SpeedTrace
 from dbstand.engine.series import IntervalSeries
 from dbstand.engine.stats import (
     Bimodal,
@@ -30,6 +31,7 @@ from dbstand.engine.stats import (
     still_faster,
     summarize,
 )
+from dbstand.engine.steadiness import Slowdown, explain, thread_times
 from dbstand.errors import CaseFailed
 
 Op = Callable[[Any], object]
@@ -73,6 +75,20 @@ class CaseMeasurement:
     bimodal: Bimodal | None = None
     #: per-interval throughput and latency (engine/series.py), None when off
     series: dict[str, Any] | None = None
+    #: the machine's own speed after each counted iteration (engine/machine_speed.py)
+    machine_speed: dict[str, Any] | None = None
+    #: each counted iteration's on-CPU time and run-queue wait of the measuring thread
+    #: (engine/steadiness.py); None when the operations ran in other threads or
+    #: processes (wait: also where the kernel does not say)
+    iterations_cpu_s: list[float] | None = None
+    iterations_wait_s: list[float] | None = None
+
+    @property
+    def slowdown(self) -> Slowdown | None:
+        """Where the slower counted iterations lost their time (steadiness.py)."""
+        if self.iterations_cpu_s is None:
+            return None
+        return explain(self.iterations_s, self.iterations_cpu_s, self.iterations_wait_s)
 
     @property
     def ops_per_s(self) -> float:
@@ -148,6 +164,9 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
     started = time.perf_counter()
     executor = executor or SyncExecutor(bench.op)
     series = IntervalSeries(config.interval_s) if config.interval_s > 0 else None
+    in_thread = executor.in_this_thread
+    cpu_s: list[float] = []
+    wait_s: list[float | None] = []
 
     def one_iteration(index: int, every: int, latency: LatencyHistogram | None,
                       measured: bool) -> int:
@@ -160,8 +179,14 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
             with gc_paused(config.gc_off):
                 if around is not None:
                     around.begin()
+                before = thread_times() if in_thread and measured else None
                 began = clock()
                 result = prepared.execute()
+                if before is not None:
+                    after = thread_times()
+                    cpu_s.append((after.cpu_ns - before.cpu_ns) / 1e9)
+                    wait_s.append(None if after.wait_ns is None or before.wait_ns is None
+                                  else (after.wait_ns - before.wait_ns) / 1e9)
                 if around is not None:
                     around.end()
         except CaseFailed:
@@ -206,11 +231,13 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
                           config.max_iterations)
     latency = LatencyHistogram()
     times_s: list[float] = []
+    speed = SpeedTrace()
     counted_from = time.perf_counter()
     while True:
         elapsed = one_iteration(index, every, latency, True)
         index += 1
         times_s.append(elapsed / 1e9)
+        speed.sample()  # outside the timed window, like the probes' edges
         if on_iteration:
             on_iteration(len(times_s), config.max_iterations)
         out_of_time = time.perf_counter() - counted_from > config.max_time_s
@@ -219,6 +246,7 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
             break
 
     counted = rule.counted(times_s)
+    waits = [w for w in wait_s if w is not None]
     return CaseMeasurement(
         revs=config.revs,
         iterations_s=times_s,
@@ -237,4 +265,8 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
         extra={"workers": executor.workers, "timed": executor.timed},
         bimodal=find_bimodal(counted),
         series=series.record() if series is not None else None,
+        iterations_cpu_s=cpu_s if in_thread else None,
+        iterations_wait_s=waits if in_thread and len(waits) == len(cpu_s) else None,
+        machine_speed=speed.record([config.revs / t for t in counted],
+                                   config.target_ci_pct),
     )

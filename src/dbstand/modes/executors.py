@@ -10,8 +10,8 @@ import asyncio
 import contextlib
 import random
 import threading
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 from dbstand.engine.executor import Executor, IterationResult, Prepared, split
 from dbstand.engine.loops import AsyncOp, Op, Plan, aexecute, clock, execute, make_plan
@@ -70,6 +70,46 @@ def new_event_loop(loop_name: str = "asyncio") -> asyncio.AbstractEventLoop:
 
         return uvloop.new_event_loop()
     return asyncio.new_event_loop()
+
+
+Conn = TypeVar("Conn")
+
+
+def open_all(n: int, open_one: Callable[[int], Conn], close: Callable[[Conn], object]
+             ) -> list[Conn]:
+    """A mode's N connections (`open_one(i)` opens the i-th); if one fails, those
+    already open are closed again."""
+    opened: list[Conn] = []
+    try:
+        for i in range(n):
+            opened.append(open_one(i))
+    except BaseException:
+        for conn in opened:
+            close(conn)
+        raise
+    return opened
+
+
+def open_all_async(loop_name: str, n: int, open_one: Callable[[int], Awaitable[Conn]],
+                   close: Callable[[Conn], Awaitable[object]]
+                   ) -> tuple[asyncio.AbstractEventLoop, list[Conn]]:
+    """A new event loop with a mode's N connections opened in it; if one fails, those
+    already open are closed again, and the loop too."""
+    loop = new_event_loop(loop_name)
+    opened: list[Conn] = []
+
+    async def open_each() -> None:
+        for i in range(n):
+            opened.append(await open_one(i))
+
+    try:
+        loop.run_until_complete(open_each())
+    except BaseException:
+        for conn in opened:
+            loop.run_until_complete(close(conn))
+        loop.close()
+        raise
+    return loop, opened
 
 
 class _AsyncPrepared(Prepared):

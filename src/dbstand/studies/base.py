@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from dbstand.modes.pinning import DEFAULT_PLACEMENT
 from dbstand.report.model import Block, Column, Report, Section, Table
@@ -36,6 +36,10 @@ from dbstand.studies.verdict import (
     ratio,
 )
 from dbstand.targets.managed import ManagedServer, ServerRecord
+
+if TYPE_CHECKING:
+    from dbstand.engine.config import EngineConfig
+    from dbstand.workloads.base import Case, Workload
 
 __all__ = ["CANNOT", "DIFFERS", "INCONCLUSIVE", "REPRODUCED", "Estimate", "Judged",
            "Missing", "Outcome", "ratio"]
@@ -238,10 +242,20 @@ class Study(ABC):
     """One seed's study: its matrix, its settings and sizes, its checks."""
 
     name: ClassVar[str]
-    workload: ClassVar[str]
+    #: the study's sizes and settings: the quick variant's (laptops, CI) and the seed's
+    quick_plan: ClassVar[Mapping[str, Any]]
+    full_plan: ClassVar[Mapping[str, Any]]
 
     def __init__(self) -> None:
         self.data = load_data(self.name)
+
+    @property
+    def workload(self) -> str:
+        """The workload it runs: each study is its workload's seed, of the same name."""
+        return self.name
+
+    def plan(self, quick: bool) -> Mapping[str, Any]:
+        return self.quick_plan if quick else self.full_plan
 
     # --- what each study says ----------------------------------------------------------
     @abstractmethod
@@ -255,6 +269,16 @@ class Study(ABC):
     @abstractmethod
     def published(self, records: list[dict[str, Any]]) -> list[Block]:
         """The seed's figures beside the measured ones."""
+
+    def execute(self, workload: Workload, cases: list[Case], config: EngineConfig,
+                options: StudyOptions) -> ResultsFile:
+        """Run the study's cases into its results file (given, or the default one named
+        study-<name>), the command line redacted."""
+        from dbstand.console import console, redacted_argv
+        from dbstand.workloads.execution import RunRequest, default_output, execute
+
+        path = options.output or default_output(f"study-{self.name}")
+        return execute(RunRequest(workload, cases, config, path, redacted_argv()), console)
 
     def checks(self) -> dict[str, Callable[[list[dict[str, Any]], Mapping[str, Any]], Outcome]]:
         """Check name -> method (`check_<name>`)."""

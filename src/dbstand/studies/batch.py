@@ -51,13 +51,10 @@ CORRECT, SEED = "correct", "seed"
 RTTS = "0.2ms,1ms"
 
 
-def plan(quick: bool) -> dict[str, Any]:
-    return QUICK if quick else FULL
-
 
 class BatchStudy(Study):
     name = "batch"
-    workload = "batch"
+    quick_plan, full_plan = QUICK, FULL
 
     @property
     def apis(self) -> list[str]:
@@ -68,7 +65,7 @@ class BatchStudy(Study):
         return dict(self.data["source"]["integer_keys"])
 
     def describe(self, quick: bool) -> str:
-        p = plan(quick)
+        p = self.plan(quick)
         cells = "; ".join(f"{op}: {', '.join(apis)}" for op, apis in self.integer_keys.items())
         sizes = "; ".join(f"{op} {', '.join(f'{n:,}' for n in rows)} rows"
                           for op, rows in p["cast_rows"].items())
@@ -89,7 +86,7 @@ class BatchStudy(Study):
         from dbstand.workloads.batch.workload import build_cases
         from dbstand.workloads.network_axis import db_paths, with_paths
 
-        p = plan(quick)
+        p = self.plan(quick)
         options = self.options(quick)
         cases = build_cases([target], [STACK], self.apis, list(OPS), p["rows"], options,
                             limits=True)
@@ -108,26 +105,22 @@ class BatchStudy(Study):
         from dbstand.workloads.batch.options import BatchOptions
 
         return BatchOptions(page_size=int(self.data["source"]["page_size"]),
-                            large_rows=plan(quick)["large_rows"], large_repeats=3,
+                            large_rows=self.plan(quick)["large_rows"], large_repeats=3,
                             baseline="executemany")
 
     def run(self, options: StudyOptions) -> ResultsFile:
-        from dbstand.console import console, redacted_argv
         from dbstand.engine.config import EngineConfig
         from dbstand.targets.postgresql.managed import ManagedPostgres
         from dbstand.workloads.batch.workload import BatchWorkload
-        from dbstand.workloads.execution import RunRequest, default_output, execute
 
-        p = plan(options.quick)
+        p = self.plan(options.quick)
         config = EngineConfig(revs=1, min_iterations=min(5, p["max_iterations"]),
                               max_iterations=p["max_iterations"],
                               max_time_s=p["max_time_s"], latency="off")
         workload = BatchWorkload(self.options(options.quick))
         with started(ManagedPostgres(), "a PostgreSQL (openGauss's stand-in)") as rec:
             cases = self.cases(rec.target(), options.quick)
-            return execute(RunRequest(workload, cases, config,
-                                      options.output or default_output("study-batch"),
-                                      redacted_argv()), console)
+            return self.execute(workload, cases, config, options)
 
     # --- lookups ----------------------------------------------------------------------
     def lines(self, records: list[dict[str, Any]]) -> dict[tuple[str, str, str], Any]:

@@ -34,9 +34,6 @@ QUICK = {"size": 10_000, "repeats": 5, "test1_requests": 2_000, "load": "steady"
 FULL = {"size": 1_000_000, "repeats": 5, "test1_requests": 10_000, "load": "steady"}
 
 
-def plan(quick: bool) -> dict[str, Any]:
-    return QUICK if quick else FULL
-
 
 def find(records: list[dict[str, Any]], stack: str, test: str) -> dict[str, Any] | None:
     for r in ok(records):
@@ -47,13 +44,13 @@ def find(records: list[dict[str, Any]], stack: str, test: str) -> dict[str, Any]
 
 class DocqueryStudy(Study):
     name = "docquery"
-    workload = "docquery"
+    quick_plan, full_plan = QUICK, FULL
 
     def stacks(self) -> list[str]:
         return [s for s in self.data["stand_ins"].values() if s]
 
     def describe(self, quick: bool) -> str:
-        p = plan(quick)
+        p = self.plan(quick)
         return (f"FerretDB (SQLite backend) started for the study with {p['size']:,} "
                 f"documents; stacks {', '.join(self.stacks())}; test 1 "
                 f"({p['test1_requests']:,} requests at concurrency 100"
@@ -67,14 +64,12 @@ class DocqueryStudy(Study):
                    f"the seed's literal load, {p['repeats']} runs per case."))
 
     def run(self, options: StudyOptions) -> ResultsFile:
-        from dbstand.console import console, redacted_argv
         from dbstand.targets.mongodb.managed import ManagedFerretDB
         from dbstand.workloads.docquery.options import DocqueryOptions
         from dbstand.workloads.docquery.workload import DocqueryWorkload, build_cases
-        from dbstand.workloads.execution import RunRequest, default_output, execute
         from dbstand.workloads.http_load import served_config
 
-        p = plan(options.quick)
+        p = self.plan(options.quick)
         doc = DocqueryOptions(size=p["size"], repeats=p["repeats"], load=p["load"])
         workload = DocqueryWorkload(doc)
         config = served_config(p["load"], p["repeats"], 3.0)
@@ -87,9 +82,7 @@ class DocqueryStudy(Study):
                 if case.op == "test1":
                     case.params["requests"] = p["test1_requests"]
             workload.use_targets({url.redacted(): [rec.pid]})
-            return execute(RunRequest(workload, cases, config,
-                                      options.output or default_output("study-docquery"),
-                                      redacted_argv()), console)
+            return self.execute(workload, cases, config, options)
 
     # --- published beside measured ---------------------------------------------------
     def published(self, records: list[dict[str, Any]]) -> list[Block]:

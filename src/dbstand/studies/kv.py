@@ -53,9 +53,6 @@ RTT_ASYNC = "asyncio:25"
 ROWS = 10_000
 
 
-def plan(quick: bool) -> dict[str, Any]:
-    return QUICK if quick else FULL
-
 
 def _label(record: dict[str, Any]) -> str:
     from dbstand.workloads.kv.table import stack_label
@@ -106,10 +103,10 @@ def estimate(record: dict[str, Any]) -> Estimate:
 
 class KvStudy(Study):
     name = "kv"
-    workload = "kv"
+    quick_plan, full_plan = QUICK, FULL
 
     def describe(self, quick: bool) -> str:
-        p = plan(quick)
+        p = self.plan(quick)
         return (f"a Tarantool started for the study (memtx, wal_mode none, readahead 1 MiB, "
                 f"temporary space, {ROWS:,} rows); tarantool-python ({', '.join(SYNC_MODES)}) "
                 f"and asynctnt ({', '.join(ASYNC_MODES)}, on asyncio and uvloop), binary and "
@@ -132,7 +129,7 @@ class KvStudy(Study):
         from dbstand.workloads.network_axis import db_paths, with_paths
         from dbstand.workloads.protocols import expand_protocols, with_probes
 
-        p = plan(quick)
+        p = self.plan(quick)
         revs = p["revs"]
         options = KvOptions(rows=ROWS)
 
@@ -159,14 +156,12 @@ class KvStudy(Study):
         return out
 
     def run(self, options: StudyOptions) -> ResultsFile:
-        from dbstand.console import console, redacted_argv
         from dbstand.engine.config import EngineConfig
         from dbstand.targets.tarantool.managed import ManagedTarantool
-        from dbstand.workloads.execution import RunRequest, default_output, execute
         from dbstand.workloads.kv.options import KvOptions
         from dbstand.workloads.kv.workload import KvWorkload
 
-        p = plan(options.quick)
+        p = self.plan(options.quick)
         config = EngineConfig(revs=p["revs"], pause_s=p["pause_s"], steady_warmup=True,
                               min_iterations=min(5, p["max_iterations"]),
                               max_iterations=p["max_iterations"], max_time_s=p["max_time_s"])
@@ -176,9 +171,7 @@ class KvStudy(Study):
         workload = KvWorkload(kv)
         with started(ManagedTarantool(), "a Tarantool (the seed's settings)") as rec:
             cases = self.cases(rec.target(), options.quick)
-            return execute(RunRequest(workload, cases, config,
-                                      options.output or default_output("study-kv"),
-                                      redacted_argv()), console)
+            return self.execute(workload, cases, config, options)
 
     # --- published beside measured ---------------------------------------------------
     def published(self, records: list[dict[str, Any]]) -> list[Block]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from dbstand.report.model import Report
@@ -27,10 +28,34 @@ def _environment_lines(env: dict[str, Any], records: list[dict[str, Any]]) -> li
     lines = [f"- CPU: {env.get('cpu_model', '?')}, {env.get('cpu_logical', '?')} logical "
              f"CPU(s); memory {env.get('memory_gib', '?')} GiB",
              f"- OS: {env.get('os', '?')}; {env.get('python', '?')}",
-             f"- load average (1 min) when the first case ended: {env.get('load_avg_1m', '?')}"]
+             _load_line(env, records)]
     if servers:
         lines.append(f"- servers: {', '.join(servers[:6])}")
     return lines
+
+
+def _load_line(env: dict[str, Any], records: list[dict[str, Any]]) -> str:
+    """The machine's load over the whole run, not one reading: every case records the
+    1-minute load average when it ends, so their mean and maximum span the run."""
+    readings = [float(load) for r in records
+                if (load := (r.get("environment") or {}).get("load_avg_1m")) is not None]
+    if not readings:
+        return f"- load average (1 min): {env.get('load_avg_1m', '?')} (one reading)"
+    return (f"- load average (1 min) over the run: mean {sum(readings) / len(readings):.2f}, "
+            f"max {max(readings):.2f} ({len(readings)} readings, one at the end of each case)")
+
+
+def _wall_time_s(header: dict[str, Any], records: list[dict[str, Any]]) -> float | None:
+    """From the run's start to its last case's end, for a page made from --results."""
+    ends = [str(r["finished_at"]) for r in records if r.get("finished_at")]
+    if not ends or not header.get("started_at"):
+        return None
+    try:
+        start = datetime.fromisoformat(str(header["started_at"]).replace("Z", "+00:00"))
+        end = datetime.fromisoformat(max(ends).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (end - start).total_seconds()
 
 
 def markdown_page(study: Study, report: Report, run: ResultsFile, quick: bool, name: str,
@@ -39,6 +64,8 @@ def markdown_page(study: Study, report: Report, run: ResultsFile, quick: bool, n
     from dbstand.report.renderers import renderer
 
     header = run.header or {}
+    if elapsed_s is None:
+        elapsed_s = _wall_time_s(header, run.cases)
     command = f"dbstand study {name}{' --quick' if quick else ''} --markdown " \
               f"docs/studies/{name}{'-study' if name == 'parking' else ''}.md"
     lines = [f"# Study {name}: {study.title} (seed {study.seed})", "",
@@ -46,7 +73,7 @@ def markdown_page(study: Study, report: Report, run: ResultsFile, quick: bool, n
              f"    {command}", "",
              f"from the run {header.get('run_id', '?')} started at "
              f"{header.get('started_at', '?')}"
-             + (f" ({elapsed_s:,.0f} s)." if elapsed_s is not None else "."),
+             + (f" (wall time {elapsed_s:,.0f} s)." if elapsed_s is not None else "."),
              "", "## Where it ran", "",
              *_environment_lines(report.environment, run.cases), ""]
     if quick:

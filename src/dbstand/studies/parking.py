@@ -44,9 +44,6 @@ QUICK = {"passes": 10, "batches": 4, "warmup": 1, "max_batches": 15}
 FULL = {"passes": 20, "batches": 5, "warmup": 1, "max_batches": 30}
 
 
-def plan(quick: bool) -> dict[str, int]:
-    return QUICK if quick else FULL
-
 
 def find(records: list[dict[str, Any]], stack: str, logging: str) -> dict[str, Any] | None:
     for r in ok(records):
@@ -58,10 +55,10 @@ def find(records: list[dict[str, Any]], stack: str, logging: str) -> dict[str, A
 
 class ParkingStudy(Study):
     name = "parking"
-    workload = "parking"
+    quick_plan, full_plan = QUICK, FULL
 
     def describe(self, quick: bool) -> str:
-        p = plan(quick)
+        p = self.plan(quick)
         return (f"a MariaDB started for the study; {', '.join(STACKS)}; logging on and off; "
                 f"one user running suite passes one after another, {p['passes']} passes a "
                 f"batch, at least {p['batches']} counted batches (the seed: 20 x 5), more "
@@ -70,23 +67,19 @@ class ParkingStudy(Study):
                 "measured.")
 
     def run(self, options: StudyOptions) -> ResultsFile:
-        from dbstand.console import console, redacted_argv
         from dbstand.engine.config import EngineConfig
         from dbstand.targets.mysql.managed import ManagedMariaDB
-        from dbstand.workloads.execution import RunRequest, default_output, execute
         from dbstand.workloads.parking.options import ParkingOptions
         from dbstand.workloads.parking.workload import ParkingWorkload, build_cases
 
-        p = plan(options.quick)
+        p = self.plan(options.quick)
         parking = ParkingOptions(passes=p["passes"], batches=p["batches"])
         config = EngineConfig(revs=p["passes"], warmup=p["warmup"], steady_warmup=True,
                               min_iterations=p["batches"], max_iterations=p["max_batches"],
                               max_time_s=120.0, latency="all")
         with started(ManagedMariaDB(), "a MariaDB (MySQL's stand-in)") as rec:
             cases = build_cases([rec.target()], list(STACKS), ["on", "off"], [1], parking)
-            return execute(RunRequest(ParkingWorkload(parking), cases, config,
-                                      options.output or default_output("study-parking"),
-                                      redacted_argv()), console)
+            return self.execute(ParkingWorkload(parking), cases, config, options)
 
     # --- published beside measured ---------------------------------------------------
     def configs(self) -> dict[str, str]:

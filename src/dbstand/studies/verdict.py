@@ -50,21 +50,22 @@ class Estimate:
         return self.exact or self.bounds is not None or (
             self.ci_pct is not None and math.isfinite(self.ci_pct))
 
-    @property
-    def low(self) -> float:
+    def _end(self, side: int) -> float:
+        """The interval's low (side -1) or high (+1) end: the bounds given, the value
+        itself when exact or without an interval, else the value -/+ its CI."""
         if self.bounds is not None:
-            return self.bounds[0]
+            return self.bounds[0 if side < 0 else 1]
         if self.exact or not self.has_interval:
             return self.value
-        return self.value * (1 - (self.ci_pct or 0) / 100)
+        return self.value * (1 + side * (self.ci_pct or 0) / 100)
+
+    @property
+    def low(self) -> float:
+        return self._end(-1)
 
     @property
     def high(self) -> float:
-        if self.bounds is not None:
-            return self.bounds[1]
-        if self.exact or not self.has_interval:
-            return self.value
-        return self.value * (1 + (self.ci_pct or 0) / 100)
+        return self._end(+1)
 
     def interval(self) -> str:
         """The interval as printed beside every verdict."""

@@ -43,9 +43,6 @@ FULL = {"duration_s": None, "repeats": 5, "requests": 1_000, "load": "steady",
 TESTS = ("file", "hello", "loop", "big", "db", "cache")
 
 
-def plan(quick: bool) -> dict[str, Any]:
-    return QUICK if quick else FULL
-
 
 def find(records: list[dict[str, Any]], stack: str, test: str,
          clients: int) -> dict[str, Any] | None:
@@ -58,19 +55,19 @@ def find(records: list[dict[str, Any]], stack: str, test: str,
 
 class WebtechStudy(Study):
     name = "webtech"
-    workload = "webtech"
+    quick_plan, full_plan = QUICK, FULL
 
     def stacks(self, quick: bool) -> list[str]:
         found: list[str] = [LIMIT]
         for entry in self.data["stand_ins"].values():
             for key in ("stack", "hello"):
                 name = entry.get(key) or ""
-                if name and name not in found and name not in plan(quick)["skip_stacks"]:
+                if name and name not in found and name not in self.plan(quick)["skip_stacks"]:
                     found.append(name)
         return found
 
     def describe(self, quick: bool) -> str:
-        p = plan(quick)
+        p = self.plan(quick)
         load = ("the steady load: each case warms up until its throughput is steady, "
                 f"then runs of at least 1 s and at least the seed's {p['requests']:,} "
                 f"requests per client, at least {p['repeats']} of them, until the 95% CI "
@@ -86,14 +83,12 @@ class WebtechStudy(Study):
                 "verified before it is measured.")
 
     def run(self, options: StudyOptions) -> ResultsFile:
-        from dbstand.console import console, redacted_argv
         from dbstand.targets.mysql.managed import ManagedMariaDB
-        from dbstand.workloads.execution import RunRequest, default_output, execute
         from dbstand.workloads.http_load import served_config
         from dbstand.workloads.webtech.options import WebtechOptions
         from dbstand.workloads.webtech.workload import WebtechWorkload, build_cases, check_request
 
-        p = plan(options.quick)
+        p = self.plan(options.quick)
         web = WebtechOptions(requests=p["requests"], repeats=p["repeats"],
                              duration_s=p["duration_s"], load=p["load"])
         stacks = self.stacks(options.quick)
@@ -103,9 +98,7 @@ class WebtechStudy(Study):
             cases = [c for c in build_cases(rec.target(), stacks, list(TESTS), [1, 4], False,
                                             web)
                      if c.mode == "clients:1" or c.op in p["four_user_tests"]]
-            return execute(RunRequest(WebtechWorkload(web), cases, config,
-                                      options.output or default_output("study-webtech"),
-                                      redacted_argv()), console)
+            return self.execute(WebtechWorkload(web), cases, config, options)
 
     # --- published beside measured ---------------------------------------------------
     def measured(self, records: list[dict[str, Any]], tech: str, test: str,

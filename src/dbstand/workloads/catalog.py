@@ -11,9 +11,12 @@ import importlib.metadata
 import importlib.util
 import re
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dbstand.errors import MissingDependencyError, UserError
+
+if TYPE_CHECKING:
+    from dbstand.modes.spec import ModeSpec
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,16 @@ class StackSpec:
         """Whether the stack can use `target`: its kind, or a kind speaking the wire
         protocol and SQL of one it knows (the kind's `dialect`, e.g. CockroachDB)."""
         return target.kind in self.targets or target.dialect in self.targets
+
+    def check_fits(self, mode: ModeSpec) -> None:
+        """Refuse a mode of the other kind: asyncio modes need an asyncio stack, and an
+        asyncio stack runs only those."""
+        if mode.is_async and not self.is_async:
+            raise UserError(f"mode {mode.name} needs an asyncio stack; {self.name!r} is "
+                            "synchronous (use sync, threads:N or processes:P)")
+        if not mode.is_async and self.is_async:
+            raise UserError(f"stack {self.name!r} is asyncio-only: use asyncio:N or "
+                            "processes:PxAsyncio:N")
 
     @property
     def workloads(self) -> tuple[str, ...]:

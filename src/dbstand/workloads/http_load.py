@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from dbstand.engine.histogram import LatencyHistogram
+from dbstand.engine.machine_speed import SpeedTrace
 from dbstand.engine.stats import StopDecision, make_stop_rule, still_faster, summarize
 from dbstand.errors import CaseFailed, UserError
 from dbstand.loadgen.engine import no_batch_wait, run_closed, run_open
@@ -91,6 +92,22 @@ class LoadPlan:
     @property
     def steady(self) -> bool:
         return self.load == STEADY
+
+
+@dataclass(frozen=True)
+class ServedOptions:
+    """The load settings of a served workload's Options (webtech, docquery: each adds
+    its own fields)."""
+
+    #: steady (warm-up until steady, the stop rule) or seed (the study's literal load)
+    load: str = STEADY
+    open_duration_s: float = 5.0
+    prefix: str = "dbstand_"
+    max_error_rate: float = 0.01
+    #: `--cluster`: each worker of this Dask cluster runs a share of the load
+    cluster: str | None = None
+    #: `--profile`: sample the measured trees (dbstand.profiles); a case param when set
+    profile: bool = False
 
 
 def check_load(load: str, repeats: int = 2, max_error_rate: float = 0.0) -> str:
@@ -251,8 +268,9 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
             profile.attach("app", app_pid)
             for pid in pids:
                 profile.attach("database", pid)
+        speed = SpeedTrace()
         runs, shards, decision, sent = _counted_runs(url, plan, warm.get("rate"), app_pid,
-                                                     pids, alive, cluster, front)
+                                                     pids, alive, cluster, speed, front)
         if profile is not None:
             profile.stop()
         shakes = handshake_cost(url, plan, front) if front is not None else None
@@ -260,6 +278,9 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
     if shakes is not None:
         metrics["handshake"] = shakes
     metrics["warmup"] = warm
+    trace = speed.record([r.successes_per_s for r in runs[0]], plan.target_ci_pct)
+    if trace is not None:
+        metrics["machine_speed"] = trace
     # every request sent in the window, the warm-up and the runs the stop rule left out
     # too: what a proxy on the path (network_axis.load_on_path) saw, per request
     metrics["requests_sent"] = int(warm.get("requests") or 0) + sent
@@ -273,12 +294,13 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
 
 def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: int,
                   pids: list[int], alive: Any, cluster: ClusterSession | None,
-                  front: TreeCpu | None = None,
+                  speed: SpeedTrace, front: TreeCpu | None = None,
                   ) -> tuple[tuple[list[LoadResult], TreeCpu, list[TreeCpu]], list[Any],
                              StopDecision, int]:
     """Runs under the stop rule: (the counted runs, the stack's and the databases' CPU),
     the cluster's shards, the decision, and the requests of every run (counted or not).
-    `front`: a TLS terminator's tree, read in the same windows."""
+    `speed` gets a reading of the machine's own speed after each run; `front`: a TLS
+    terminator's tree, read in the same windows."""
     app, dbs = TreeCpu(app_pid), [TreeCpu(pid) for pid in pids]
     trees = [*dbs, app, *([front] if front is not None else [])]
     seen = [warm_rate] if warm_rate else []
@@ -299,6 +321,7 @@ def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: in
             seen.append(result.successes_per_s)
         for tree in trees:
             tree.end()
+        speed.sample()  # the machine's own speed beside this run (engine/machine_speed.py)
         runs.append(result)
         if alive is not None and not alive():
             raise CaseFailed("the stack's server died during the measurement")

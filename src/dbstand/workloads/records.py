@@ -31,6 +31,7 @@ def base_record(case: Case, run_id: str, index: int) -> dict[str, Any]:
 
 def measurement_fields(m: CaseMeasurement) -> dict[str, Any]:
     s = m.summary
+    slowdown = m.slowdown
     return {
         "ops_per_s": round(m.ops_per_s, 1),
         "ops_per_s_min": round(m.ops_per_s_min, 1),
@@ -39,7 +40,12 @@ def measurement_fields(m: CaseMeasurement) -> dict[str, Any]:
         "iterations": s.n,
         "iterations_run": len(m.iterations_s),
         "iteration_s": {"mean": s.mean, "stdev": s.stdev, "min": s.min, "max": s.max,
-                        "all": [round(x, 6) for x in m.iterations_s]},
+                        "all": [round(x, 6) for x in m.iterations_s],
+                        **({"cpu": [round(x, 6) for x in m.iterations_cpu_s]}
+                           if m.iterations_cpu_s is not None else {}),
+                        **({"wait": [round(x, 6) for x in m.iterations_wait_s]}
+                           if m.iterations_wait_s is not None else {})},
+        **({"slowdown": slowdown.as_dict()} if slowdown is not None else {}),
         "unstable": m.unstable,
         "stop_reason": m.stop_reason,
         "stop_rule": m.stop_rule,
@@ -54,6 +60,7 @@ def measurement_fields(m: CaseMeasurement) -> dict[str, Any]:
         "timer_overhead_ns": m.timer_overhead_ns,
         "duration_s": round(m.elapsed_s, 3),
         **({"series": m.series} if m.series is not None else {}),
+        **({"machine_speed": m.machine_speed} if m.machine_speed is not None else {}),
     }
 
 

@@ -4,13 +4,18 @@ the end of a run (table, report, exit code)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import dataclasses
+import functools
+import inspect
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from dbstand.console import console, split_list
+from dbstand.console import console, redacted_argv, split_list
+from dbstand.distributed.cli import ClusterOption
 from dbstand.errors import UserError
 from dbstand.profiles import PROFILE_HELP
 from dbstand.report.renderers import EXPORT_FORMATS
@@ -18,10 +23,16 @@ from dbstand.report.renderers import EXPORT_FORMATS
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from dbstand.engine.config import EngineConfig
     from dbstand.results.store import ResultsFile
     from dbstand.targets.url import TargetURL
+    from dbstand.workloads.base import Case, Workload
 
 DEFAULT_TARGET = "sqlite://"
+
+#: --target of the in-process runs (`run_targets`)
+Targets = Annotated[str | None, typer.Option(
+    help="Target URL(s), comma-separated; default: in-memory SQLite")]
 
 DbRtt = Annotated[str | None, typer.Option(
     "--db-rtt", help="Round-trip times between client and database, e.g. 0,0.2ms,1ms: 0 "
@@ -163,3 +174,121 @@ def default_stacks(targets: list[TargetURL], workload: str) -> list[str]:
     if not stacks:
         raise UserError("no default stack for these targets: name one with --stack")
     return stacks
+
+
+@dataclass(frozen=True)
+class RunShared:
+    """The options a `run <workload>` command shares with the others, as given:
+    where the results, the report and the exports go, --profile, and where the command
+    has them, --db-rtt, --app-rtt and --cluster (declared once, by `run_command`)."""
+
+    output: Path | None = None
+    html: Path | None = None
+    export: list[str] | None = None
+    profile: bool = False
+    db_rtt: str | None = None
+    app_rtt: str | None = None
+    cluster: str | None = None
+
+    def execute(self, workload: Workload, cases: list[Case], config: EngineConfig,
+                name: str) -> ResultsFile:
+        """Run the cases into the results file (default: results/<time>-<name>.jsonl),
+        refused first if a report or an export names it; the command line redacted."""
+        from dbstand.workloads.execution import RunRequest, execute
+
+        path = results_path(self.output, self.html, self.export, name)
+        return execute(RunRequest(workload, cases, config, path, redacted_argv()), console)
+
+    def finish(self, results: ResultsFile) -> None:
+        finish(results, self.html, self.export)
+
+
+#: the shared options in the order --help lists them, after the command's own: the
+#: parameter, its option (the Annotated type above) and its default
+_SHARED: dict[str, tuple[Any, Any]] = {
+    "db_rtt": (DbRtt, None), "app_rtt": (AppRtt, None), "output": (Output, None),
+    "html": (Html, None), "export": (Export, None), "profile": (Profile, False),
+    "cluster": (ClusterOption, None)}
+#: the ones every run command has; the others only where named
+_EVERY_RUN = ("output", "html", "export", "profile")
+
+
+def _option(default: Any, help: str) -> Any:
+    """A field of an option group: its default, and its option's help text."""
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class EngineArgs:
+    """The stop rule's options of the in-process runs that declare them alike (script,
+    python; kv and batch word theirs for their own iterations): the `engine` parameter
+    of a `run_command`, its fields the options in its place among the command's own."""
+
+    warmup: int = _option(1, "Uncounted warm-up iterations")
+    min_iterations: int = _option(5, "Iterations before stopping")
+    max_iterations: int = _option(30, "Cap on iterations")
+    max_time: float = _option(60.0, "Seconds per case before stopping")
+    ci: float = _option(3.0, "Stop when the 95% CI is within ±CI %")
+    interval: float = _option(1.0, "Seconds per interval of the recorded time series; 0: none")
+
+    def config(self, revs: int, latency: str, seed: int) -> EngineConfig:
+        from dbstand.engine.config import EngineConfig
+
+        return EngineConfig(revs=revs, warmup=self.warmup, min_iterations=self.min_iterations,
+                            max_iterations=self.max_iterations, max_time_s=self.max_time,
+                            target_ci_pct=self.ci, latency=latency, seed=seed,
+                            interval_s=self.interval)
+
+
+ENGINE_DEFAULTS = EngineArgs()
+
+
+def _engine_options() -> list[inspect.Parameter]:
+    return [inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                              annotation=Annotated[type(f.default),
+                                                   typer.Option(help=f.metadata["help"])],
+                              default=f.default)
+            for f in dataclasses.fields(EngineArgs)]
+
+
+def run_command(*also: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Gives a `run <workload>` command the options it shares with others, each declared
+    once here. After the command's own: --db-rtt and --app-rtt (if named in `also`),
+    --output, --html, --export, --profile and --cluster (if named), which the command
+    takes as one keyword-only `shared: RunShared`; and where the command has a parameter
+    `engine: EngineArgs`, the stop rule's options in its place. Typer sees the options
+    in the signature made here."""
+    names = [name for name in _SHARED if name in _EVERY_RUN or name in also]
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        params: list[inspect.Parameter] = []
+        engine = False
+        for p in inspect.signature(command, eval_str=True).parameters.values():
+            if p.name == "engine":
+                params += _engine_options()
+                engine = True
+            elif p.name != "shared":
+                params.append(p)
+        params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                                     annotation=_SHARED[name][0], default=_SHARED[name][1])
+                   for name in names]
+
+        @functools.wraps(command)
+        def with_shared(**kwargs: Any) -> None:
+            if engine:
+                kwargs["engine"] = EngineArgs(**{f.name: kwargs.pop(f.name, f.default)
+                                                 for f in dataclasses.fields(EngineArgs)})
+            shared = RunShared(**{name: kwargs.pop(name, _SHARED[name][1]) for name in names})
+            command(**kwargs, shared=shared)
+
+        with_shared.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        with_shared.__annotations__ = {p.name: p.annotation for p in params}
+        return with_shared
+
+    return decorate
+
+
+def check_loop(loop: str) -> None:
+    """An asyncio mode's event loop (script, python: one per run)."""
+    if loop not in ("asyncio", "uvloop"):
+        raise UserError(f"--loop takes asyncio or uvloop, not {loop!r}")

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from dbstand.console import console, redacted_argv, split_ints, split_list
+from dbstand.console import console, split_ints, split_list
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.targets.kinds import get_kind
@@ -21,18 +21,8 @@ from dbstand.workloads.batch.options import (
 )
 from dbstand.workloads.batch.workload import DEFAULT_ROWS, BatchWorkload, build_cases
 from dbstand.workloads.catalog import STACKS
-from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.network_axis import db_paths, with_paths
-from dbstand.workloads.run_common import (
-    DbRtt,
-    Export,
-    Html,
-    Output,
-    Profile,
-    finish,
-    results_path,
-    run_targets,
-)
+from dbstand.workloads.run_common import RunShared, Targets, run_command, run_targets
 
 
 def default_stacks(targets: list[TargetURL]) -> list[str]:
@@ -48,9 +38,9 @@ def default_stacks(targets: list[TargetURL]) -> list[str]:
     return stacks
 
 
+@run_command("db_rtt")
 def run_batch(
-    target: Annotated[str | None, typer.Option(
-        help="Target URL(s), comma-separated; default: in-memory SQLite")] = None,
+    target: Targets = None,
     stack: Annotated[str | None, typer.Option(
         help="Stack(s), comma-separated; default: every installed driver of the target")]
         = None,
@@ -95,11 +85,8 @@ def run_batch(
     prefix: Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
         = DEFAULT_PREFIX,
     keep: Annotated[bool, typer.Option(help="Keep the table after each case")] = False,
-    db_rtt: DbRtt = None,
-    output: Output = None,
-    html: Html = None,
-    export: Export = None,
-    profile: Profile = False,
+    *,
+    shared: RunShared,
 ) -> None:
     """batch: N rows inserted, updated or deleted in one batch per API, COMMIT included;
     ranked per operation, next to the native limit, with a scaling verdict."""
@@ -110,7 +97,7 @@ def run_batch(
     check_prefix(prefix)
     options = BatchOptions(page_size=page_size, large_rows=large_rows,
                            large_repeats=large_repeats, analyze=analyze, prefix=prefix,
-                           keep=keep, baseline=baseline, profile=profile)
+                           keep=keep, baseline=baseline, profile=shared.profile)
     ops = split_list(op, "--op")
     apis = split_list(api, "--api")
     row_counts = split_ints(rows, "--rows")
@@ -123,10 +110,7 @@ def run_batch(
                             notes=notes)
         for note in notes:
             console.print(f"[yellow]note:[/] {note}")
-        cases = with_paths(cases, db_paths(db_rtt, targets))
-        results = execute(RunRequest(workload, cases, config,
-                                     results_path(output, html, export, "batch"),
-                                     redacted_argv()),
-                          console)
-    finish(results, html, export)
+        cases = with_paths(cases, db_paths(shared.db_rtt, targets))
+        results = shared.execute(workload, cases, config, "batch")
+    shared.finish(results)
 

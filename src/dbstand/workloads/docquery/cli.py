@@ -9,8 +9,7 @@ from typing import Annotated
 
 import typer
 
-from dbstand.console import console, redacted_argv, split_list
-from dbstand.distributed.cli import ClusterOption
+from dbstand.console import console, split_list
 from dbstand.errors import UserError
 from dbstand.stacks.manifest import stacks_for
 from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
@@ -23,19 +22,9 @@ from dbstand.workloads.docquery.workload import (
     DocqueryWorkload,
     build_cases,
 )
-from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.http_load import SEED, STEADY, check_load, served_config
 from dbstand.workloads.network_axis import APP_PARAM, app_paths, db_paths, with_paths
-from dbstand.workloads.run_common import (
-    AppRtt,
-    DbRtt,
-    Export,
-    Html,
-    Output,
-    Profile,
-    finish,
-    results_path,
-)
+from dbstand.workloads.run_common import RunShared, run_command
 
 #: (URL, the server's name in results, database server pids whose CPU counts)
 Served = tuple[TargetURL, str, list[int]]
@@ -63,6 +52,7 @@ def databases(texts: list[str]) -> Iterator[list[Served]]:
                (on_pg.target(), str(on_pg.settings["server"]), [on_pg.pid, pg.pid])]
 
 
+@run_command("db_rtt", "app_rtt", "cluster")
 def run_docquery(
     stack: Annotated[str | None, typer.Option(
         help="Stacks, comma-separated (default: every docquery stack; `dbstand stack list "
@@ -97,13 +87,8 @@ def run_docquery(
         help="A case with more failed requests than this share fails")] = 0.01,
     prefix: Annotated[str, typer.Option(help="Prefix of the collections and tables dbstand "
                                              "owns")] = DEFAULT_PREFIX,
-    db_rtt: DbRtt = None,
-    app_rtt: AppRtt = None,
-    output: Output = None,
-    html: Html = None,
-    export: Export = None,
-    profile: Profile = False,
-    cluster: ClusterOption = None,
+    *,
+    shared: RunShared,
 ) -> None:
     """docquery: sync driver vs async driver vs ODM behind one Tornado endpoint, on
     MongoDB-wire servers and PostgreSQL; ApacheBench's table for each case."""
@@ -111,7 +96,8 @@ def run_docquery(
     check_load(load)
     repeats = repeats or (3 if load == SEED else 5)
     options = DocqueryOptions(size=size, seed=seed, repeats=repeats, load=load, prefix=prefix,
-                              max_error_rate=max_error_rate, cluster=cluster, profile=profile)
+                              max_error_rate=max_error_rate, cluster=shared.cluster,
+                              profile=shared.profile)
     options.check()
     stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
     readable = sorted({k for m in stacks_for(WORKLOAD) for k in m.databases}, reverse=True)
@@ -126,15 +112,12 @@ def run_docquery(
                   if any(url.kind in _databases(s) for url, _ in pairs)]
         cases = build_cases(pairs, usable, split_list(test, "--test"),
                             split_list(connections, "--connections"), open_loop, options)
-        cases = with_paths(cases, db_paths(db_rtt, [url for url, _ in pairs]))
-        cases = with_paths(cases, app_paths(app_rtt), APP_PARAM)
+        cases = with_paths(cases, db_paths(shared.db_rtt, [url for url, _ in pairs]))
+        cases = with_paths(cases, app_paths(shared.app_rtt), APP_PARAM)
         workload.use_targets({url.redacted(): pids for url, _, pids in served if pids})
         config = served_config(load, repeats, ci, max_runs)
-        results = execute(RunRequest(workload, cases, config,
-                                     results_path(output, html, export, WORKLOAD),
-                                     redacted_argv()),
-                          console)
-    finish(results, html, export)
+        results = shared.execute(workload, cases, config, WORKLOAD)
+    shared.finish(results)
 
 
 def _databases(stack: str) -> tuple[str, ...]:

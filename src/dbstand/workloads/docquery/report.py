@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbstand.engine.machine_speed import unsteady_note
 from dbstand.report.model import (
     Bar,
     BarChart,
@@ -150,6 +151,9 @@ def build(records: list[dict[str, Any]], title: str) -> Report:
     if any(r["unstable"] for r in rows):
         notes.append("! UNSTABLE: the runs' 95% interval is still wider than the target "
                      "(--ci) at the cap (--max-runs)")
+        speed = unsteady_note(records)
+        if speed:
+            notes.append(speed)
     return Report(title, [Section("", [chart, study_table(rows)]),
                           Section("ApacheBench's tables", [curves, ab_tables(rows)])],
                   notes=notes + path_lines(records, per="request"), caption=CAPTION,

@@ -6,8 +6,7 @@ from typing import Annotated
 
 import typer
 
-from dbstand.console import console, redacted_argv, split_list
-from dbstand.distributed.cli import ClusterOption
+from dbstand.console import console, split_list
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.modes.pinning import DEFAULT_PLACEMENT
@@ -17,21 +16,16 @@ from dbstand.targets.url import TargetURL
 from dbstand.workloads import Case
 from dbstand.workloads.base import check_choice
 from dbstand.workloads.catalog import get_stack
-from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.kv.keys import DISTRIBUTIONS
 from dbstand.workloads.kv.options import DEFAULT_ROWS, KvOptions
 from dbstand.workloads.kv.workload import OPS, KvWorkload
 from dbstand.workloads.network_axis import db_paths, with_paths
 from dbstand.workloads.protocols import expand_protocols, with_probes
 from dbstand.workloads.run_common import (
-    DbRtt,
-    Export,
-    Html,
-    Output,
-    Profile,
+    RunShared,
+    Targets,
     default_stacks,
-    finish,
-    results_path,
+    run_command,
     run_targets,
 )
 
@@ -88,9 +82,9 @@ def _modes_for(stack: str, is_async: bool, asked: list[ModeSpec],
     raise UserError(f"stack {stack!r} can run none of the modes {names} ({fitting} fit it)")
 
 
+@run_command("db_rtt", "cluster")
 def run_kv(
-    target: Annotated[str | None, typer.Option(
-        help="Target URL(s), comma-separated; default: in-memory SQLite")] = None,
+    target: Targets = None,
     stack: Annotated[str | None, typer.Option(
         help="Stack(s), comma-separated (see `dbstand list stacks`)")] = None,
     op: Annotated[str, typer.Option(help="Operations: " + ",".join(OPS))] = ",".join(OPS),
@@ -149,12 +143,8 @@ def run_kv(
         = DEFAULT_PREFIX,
     keep: Annotated[bool, typer.Option(help="Keep the table after each case")] = False,
     seed: Annotated[int, typer.Option(help="Random seed for keys")] = 42,
-    db_rtt: DbRtt = None,
-    output: Output = None,
-    html: Html = None,
-    export: Export = None,
-    profile: Profile = False,
-    cluster: ClusterOption = None,
+    *,
+    shared: RunShared,
 ) -> None:
     """kv: single-key CRUD by random key, each operation its own benchmark."""
     config = EngineConfig(revs=revs, warmup=warmup, steady_warmup=steady_warmup,
@@ -163,10 +153,10 @@ def run_kv(
                           target_ci_pct=ci, stop_rule=stop_rule, pause_s=pause,
                           latency=latency, seed=seed, interval_s=interval)
     options = KvOptions(rows=rows, distribution=distribution, prefix=prefix, keep=keep,
-                        baseline=baseline, pin=pin, pin_cpus=pin_cpus, cluster=cluster,
-                        profile=profile)
+                        baseline=baseline, pin=pin, pin_cpus=pin_cpus, cluster=shared.cluster,
+                        profile=shared.profile)
     options.check()
-    if profile and not probes:
+    if shared.profile and not probes:
         raise UserError("--profile attaches to the trees the probes measure: drop --no-probes")
     ops = split_list(op, "--op")
     modes = split_list(mode, "--mode")
@@ -176,9 +166,6 @@ def run_kv(
                          split_list(loop, "--loop"))
         cases = with_probes(expand_protocols(cases, split_list(protocol, "--protocol")),
                             probes)
-        cases = with_paths(cases, db_paths(db_rtt, targets))
-        results = execute(RunRequest(KvWorkload(options), cases, config,
-                                     results_path(output, html, export, "kv"),
-                                     redacted_argv()),
-                          console)
-    finish(results, html, export)
+        cases = with_paths(cases, db_paths(shared.db_rtt, targets))
+        results = shared.execute(KvWorkload(options), cases, config, "kv")
+    shared.finish(results)

@@ -1,9 +1,8 @@
-"""The kv client for any DB-API 2 driver; subclasses only open the connection."""
+"""The kv client for any DB-API 2 driver; subclasses name the driver (and describe it)."""
 
 from __future__ import annotations
 
 import time
-from abc import abstractmethod
 from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Any
@@ -25,6 +24,9 @@ class DbApiKvClient(ConnKvClient):
     transaction, as an application doing single-key CRUD would run it."""
 
     paramstyle = "qmark"
+    #: the driver module (dbstand.drivers.<name>) whose `connect(target)` opens the
+    #: connection, in autocommit mode
+    driver: Any
 
     def __init__(self, target: TargetURL, prefix: str):
         super().__init__(target, prefix)
@@ -33,9 +35,8 @@ class DbApiKvClient(ConnKvClient):
         self.table = f"{prefix}{KV_SUFFIX}"
 
     # --- connection ------------------------------------------------------------
-    @abstractmethod
     def _open(self) -> Any:
-        """Open a DB-API connection in autocommit mode (each driver its own way)."""
+        return self.driver.connect(self.target)
 
     def connect(self) -> None:
         self.conn = open_with(self._open, self.target)

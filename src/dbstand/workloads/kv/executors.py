@@ -13,7 +13,12 @@ from typing import Any
 
 from dbstand.engine.executor import Executor, SyncExecutor
 from dbstand.errors import UserError
-from dbstand.modes.executors import AsyncioExecutor, ThreadExecutor, new_event_loop
+from dbstand.modes.executors import (
+    AsyncioExecutor,
+    ThreadExecutor,
+    open_all,
+    open_all_async,
+)
 from dbstand.modes.processes import ProcessExecutor
 from dbstand.modes.spec import ModeSpec
 from dbstand.targets.url import TargetURL, parse_target_url
@@ -23,12 +28,7 @@ from dbstand.workloads.kv.client import AsyncKvClient, KvClient
 
 def check_mode(spec: StackSpec, mode: ModeSpec, revs: int) -> None:
     """Refuse combinations that cannot run, before anything is written."""
-    if mode.is_async and not spec.is_async:
-        raise UserError(f"mode {mode.name} needs an asyncio stack; {spec.name!r} is "
-                        "synchronous (use sync, threads:N or processes:P)")
-    if not mode.is_async and spec.is_async:
-        raise UserError(f"stack {spec.name!r} is asyncio-only: use asyncio:N or "
-                        "processes:PxAsyncio:N")
+    spec.check_fits(mode)
     if mode.shared and not getattr(spec.load("kv"), "multiplexes", False):
         raise UserError(f"stack {spec.name!r} cannot share one connection between "
                         f"coroutines: drop +shared from {mode.name}")
@@ -38,38 +38,25 @@ def check_mode(spec: StackSpec, mode: ModeSpec, revs: int) -> None:
 
 
 def _sync_clients(spec: StackSpec, target: TargetURL, prefix: str, n: int) -> list[KvClient]:
-    clients: list[KvClient] = []
-    try:
-        for _ in range(n):
-            client = spec.load("kv")(target, prefix)
-            client.connect()
-            clients.append(client)
-    except BaseException:
-        for c in clients:
-            c.close()
-        raise
-    return clients
+    def open_one(_i: int) -> KvClient:
+        client: KvClient = spec.load("kv")(target, prefix)
+        client.connect()
+        return client
+
+    return open_all(n, open_one, lambda c: c.close())
 
 
 def _asyncio_executor(spec: StackSpec, target: TargetURL, prefix: str, op: str,
                       coroutines: int, shared: bool, loop_name: str) -> AsyncioExecutor:
-    loop = new_event_loop(loop_name)
     cls = spec.load("kv")
-    clients: list[AsyncKvClient] = []
 
-    async def open_all() -> None:
-        for _ in range(1 if shared else coroutines):
-            client = cls(target, prefix)
-            await client.connect()
-            clients.append(client)
+    async def open_one(_i: int) -> AsyncKvClient:
+        client: AsyncKvClient = cls(target, prefix)
+        await client.connect()
+        return client
 
-    try:
-        loop.run_until_complete(open_all())
-    except BaseException:
-        for c in clients:
-            loop.run_until_complete(c.close())
-        loop.close()
-        raise
+    loop, clients = open_all_async(loop_name, 1 if shared else coroutines, open_one,
+                                   lambda c: c.close())
     ops = [clients[0 if shared else i].operation(op) for i in range(coroutines)]
     return AsyncioExecutor(loop, ops, [c.close for c in clients])
 

@@ -13,13 +13,11 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from dbstand.engine import Benchmark, EngineConfig, run_benchmark
+from dbstand.engine import Benchmark, EngineConfig
 from dbstand.errors import CaseFailed, UserError
-from dbstand.modes.pinning import pinned
 from dbstand.modes.spec import parse_mode
 from dbstand.network.route import proxy_probe
 from dbstand.probes.case import CaseProbes
-from dbstand.probes.locate import server_pid
 from dbstand.workloads.admin import admin_client
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload, prove_access
 from dbstand.workloads.catalog import StackSpec, get_stack
@@ -29,6 +27,7 @@ from dbstand.workloads.kv.cluster import KvCluster, KvShareRecipe
 from dbstand.workloads.kv.executors import build_executor, check_mode, mode_record
 from dbstand.workloads.kv.keys import DISTRIBUTIONS, key_chooser
 from dbstand.workloads.kv.options import KvOptions
+from dbstand.workloads.measured import measure
 
 OPS = ("select", "insert", "update", "upsert", "replace", "delete")
 VERIFY_SAMPLE = 25
@@ -265,22 +264,10 @@ class KvWorkload(Workload):
                 executor = build_executor(spec, case.target, _prefix(case), case.op, mode,
                                           client, case.params.get("loop", "asyncio"),
                                           config.gc_off)
-            probes: CaseProbes | None = None
             # one placement for every mode: a table's ratios compare like with like
-            want = self.options.pin
-            pid = server_pid(case.target)[0] if want else None
-            try:
-                probes = _probes(case, client)
-                with pinned(pid, want, placement=self.options.pin_cpus) as pins:
-                    measurement = run_benchmark(bench, config, progress, executor, probes,
-                                                probes.warmup if probes else None)
-                server["cpu_pinning"] = pins.record()
-                probed = (probes.result(config.revs, measurement.warmup_iterations)
-                          if probes else None)
-            finally:
-                executor.close()
-                if probes is not None:
-                    probes.close()
+            measurement, probed, server["cpu_pinning"] = measure(
+                case, bench, config, progress, executor, lambda: _probes(case, client),
+                want=self.options.pin, placement=self.options.pin_cpus)
             if not case.params.get("keep"):
                 client.drop_table()
         finally:

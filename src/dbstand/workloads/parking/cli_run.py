@@ -10,12 +10,11 @@ from typing import Annotated
 
 import typer
 
-from dbstand.console import console, redacted_argv, split_ints, split_list
+from dbstand.console import split_ints, split_list
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
-from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.http_load import SEED, STEADY, check_load
 from dbstand.workloads.network_axis import APP_PARAM, app_paths, db_paths, with_paths
 from dbstand.workloads.parking.options import (
@@ -25,16 +24,7 @@ from dbstand.workloads.parking.options import (
     ParkingOptions,
 )
 from dbstand.workloads.parking.workload import ParkingWorkload, build_cases, parking_stacks
-from dbstand.workloads.run_common import (
-    AppRtt,
-    DbRtt,
-    Export,
-    Html,
-    Output,
-    Profile,
-    finish,
-    results_path,
-)
+from dbstand.workloads.run_common import RunShared, run_command
 
 #: counted batches' seconds before the cap flags a case unstable
 MAX_CASE_S = 120.0
@@ -50,6 +40,7 @@ def parking_targets(text: str | None) -> Iterator[list[TargetURL]]:
         yield [parse_target_url(f"sqlite:///{Path(tmp) / 'parking.db'}")]
 
 
+@run_command("db_rtt", "app_rtt")
 def run_parking(
     target: Annotated[str | None, typer.Option(
         help="Target URL(s), comma-separated; default: a temporary SQLite file")] = None,
@@ -82,12 +73,8 @@ def run_parking(
     baseline: Annotated[str, typer.Option(
         help="The stack whose server CPU per pass every stack is compared with (the "
              "study's reference: CPython + SQLAlchemy)")] = BASELINE,
-    db_rtt: DbRtt = None,
-    app_rtt: AppRtt = None,
-    output: Output = None,
-    html: Html = None,
-    export: Export = None,
-    profile: Profile = False,
+    *,
+    shared: RunShared,
 ) -> None:
     """parking: the five-scenario suite (68 calls a pass) against each server stack,
     conformance checked first; passes/s and client time per 20-pass batch, server and
@@ -95,7 +82,7 @@ def run_parking(
     kind, log volume, the effect of logging (both ways), per-function latency."""
     check_prefix(prefix)
     options = ParkingOptions(passes=passes, batches=batches, prefix=prefix, keep=keep,
-                             baseline=baseline, profile=profile)
+                             baseline=baseline, profile=shared.profile)
     options.check()
     check_load(load)
     config = EngineConfig(revs=passes, warmup=warmup, steady_warmup=load == STEADY,
@@ -109,10 +96,7 @@ def run_parking(
     with parking_targets(target) as targets:
         cases = build_cases(targets, stacks, split_list(logging, "--logging"),
                             split_ints(users, "--users"), options)
-        cases = with_paths(cases, db_paths(db_rtt, targets))
-        cases = with_paths(cases, app_paths(app_rtt), APP_PARAM)
-        results = execute(RunRequest(ParkingWorkload(options), cases, config,
-                                     results_path(output, html, export, "parking"),
-                                     redacted_argv()),
-                          console)
-    finish(results, html, export)
+        cases = with_paths(cases, db_paths(shared.db_rtt, targets))
+        cases = with_paths(cases, app_paths(shared.app_rtt), APP_PARAM)
+        results = shared.execute(ParkingWorkload(options), cases, config, "parking")
+    shared.finish(results)

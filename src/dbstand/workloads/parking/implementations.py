@@ -7,9 +7,10 @@ Each implementation is a server stack's own code, in its stack's folder
 real code (hand-written SQL, SQLAlchemy's ORM, Peewee): what a function reads, locks
 and writes is its own. They share only what this workload defines for every
 implementation: the spec's pure pricing rules (pricing.py, values.py), the protocol
-(protocol.py), the request cycle (functions.py) and the WSGI app (http.py). A stack
-folder is not a Python package (its name has hyphens), so the module is loaded from
-its file; the PyPy stacks load the same files (they run CPython's implementations).
+(protocol.py), the checks and answers that need no database (checks.py), the request
+cycle (functions.py) and the WSGI app (http.py). A stack folder is not a Python
+package (its name has hyphens), so the module is loaded from its file; the PyPy stacks
+load the same files (they run CPython's implementations).
 """
 
 from __future__ import annotations

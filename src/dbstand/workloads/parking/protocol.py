@@ -118,38 +118,5 @@ def parse_decimal(text: str) -> Decimal | None:
     return value if value.is_finite() else None
 
 
-def payment_terms(call: Call) -> tuple[Decimal, Decimal, str]:
-    """(price, part paid from the balance, transaction id) of a payment call, checked
-    before any database work: the same refusals whichever way a service stores it."""
-    price = parse_decimal(call.param("price"))
-    if price is None:
-        raise Reply("not_available")
-    from_balance = Decimal(0)
-    if call.param("pay_from_balance"):
-        parsed = parse_decimal(call.param("pay_from_balance"))
-        if parsed is None:
-            raise Reply("not_available")
-        from_balance = parsed
-    if from_balance < 0 or from_balance > price:
-        raise Reply("wrong_price")
-    trans = call.param("transaction_id")
-    if not 4 <= len(trans) <= 64:
-        raise Reply("bad_transaction")
-    return price, from_balance, trans
-
-
-def check_payable(call: Call, paid: bool, cancelled: bool) -> None:
-    """pay_reservation's checks on a found payment, in the spec's order: already paid
-    (even if cancelled after): success, no change; else cancelled: bad_transaction.
-    The study's own suite pays, cancels, then pays again and expects success (the
-    `cancelled-before-paid` broken switch keeps the old, wrong order for tests)."""
-    if cancelled and "cancelled-before-paid" in call.broken:
-        raise Reply("bad_transaction")
-    if paid:
-        raise Reply("success")
-    if cancelled:
-        raise Reply("bad_transaction")
-
-
 def parse_positive_int(text: str) -> int | None:
     return int(text) if _DIGITS.match(text) and int(text) > 0 else None

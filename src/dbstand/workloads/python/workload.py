@@ -15,20 +15,19 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dbstand.engine import Benchmark, EngineConfig, run_benchmark
+from dbstand.engine import Benchmark, EngineConfig
 from dbstand.engine.executor import Executor, SyncExecutor
 from dbstand.errors import CaseFailed, UserError
 from dbstand.modes.executors import AsyncioExecutor, ThreadExecutor
-from dbstand.modes.pinning import pinned
 from dbstand.modes.processes import ProcessExecutor
 from dbstand.modes.spec import ModeSpec, parse_mode
 from dbstand.network.route import proxy_probe
 from dbstand.probes.case import CaseProbes
-from dbstand.probes.locate import server_pid
 from dbstand.targets.url import TargetURL, parse_target_url
 from dbstand.workloads.admin import admin_client
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.catalog import StackSpec, get_stack
+from dbstand.workloads.measured import measure, placement_of
 from dbstand.workloads.python.benchfile import BenchFile, load_bench
 from dbstand.workloads.python.options import PythonOptions
 from dbstand.workloads.script.sessions import open_async, open_sync
@@ -184,26 +183,18 @@ class PythonWorkload(Workload):
             self._hook(case, self.bench.setup)
         try:
             executor = self._executor(spec, case, mode, config)
-            probes = (CaseProbes(case.target, "dbstand_", admin=admin_client,
-                                 proxy=proxy_probe(case.target))
-                      if case.params.get("probes", True) else None)
-            placement = None if mode.kind == "processes" else (
-                "separate" if mode.concurrency > 1 else self.options.pin_cpus)
-            want = self.options.pin and placement is not None
-            pid = server_pid(case.target)[0] if want else None
-            try:
-                with pinned(pid, want, "not pinned: processes mode",
-                            placement or self.options.pin_cpus) as pins:
-                    measurement = run_benchmark(Benchmark(case.op, _never,
-                                                          lambda i: range(config.revs)),
-                                                config, progress, executor, probes,
-                                                probes.warmup if probes else None)
-                probed = (probes.result(config.revs, measurement.warmup_iterations)
-                          if probes else None)
-            finally:
-                executor.close()
-                if probes is not None:
-                    probes.close()
+
+            def probes() -> CaseProbes | None:
+                return (CaseProbes(case.target, "dbstand_", admin=admin_client,
+                                   proxy=proxy_probe(case.target))
+                        if case.params.get("probes", True) else None)
+
+            placement = placement_of(mode, self.options.pin_cpus)
+            measurement, probed, pinning = measure(
+                case, Benchmark(case.op, _never, lambda i: range(config.revs)), config,
+                progress, executor, probes, want=self.options.pin and placement is not None,
+                placement=placement or self.options.pin_cpus,
+                why_not="not pinned: processes mode")
         finally:
             if self.bench.teardown is not None:
                 self._hook(case, self.bench.teardown)
@@ -215,5 +206,5 @@ class PythonWorkload(Workload):
         }
         if probed is not None:
             metrics["probes"] = probed
-        return CaseOutcome(metrics=metrics, server={"cpu_pinning": pins.record()},
+        return CaseOutcome(metrics=metrics, server={"cpu_pinning": pinning},
                            packages=spec.versions())

@@ -7,24 +7,22 @@ from typing import Annotated
 
 import typer
 
-from dbstand.console import console, redacted_argv, split_list
-from dbstand.engine.config import EngineConfig
+from dbstand.console import console, split_list
 from dbstand.errors import UserError
 from dbstand.modes.spec import ModeSpec, expand_modes
 from dbstand.sql.ownership import DEFAULT_PREFIX
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case
 from dbstand.workloads.catalog import get_stack
-from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.protocols import expand_protocols, with_probes
 from dbstand.workloads.run_common import (
-    Export,
-    Html,
-    Output,
-    Profile,
+    ENGINE_DEFAULTS,
+    EngineArgs,
+    RunShared,
+    Targets,
+    check_loop,
     default_stacks,
-    finish,
-    results_path,
+    run_command,
     run_targets,
 )
 from dbstand.workloads.script.options import ScriptOptions
@@ -89,13 +87,13 @@ def _why(is_async: bool, name: str) -> str:
     return "an asyncio stack" if is_async else "a synchronous stack"
 
 
+@run_command()
 def run_script(
     file: Annotated[list[str], typer.Option(
         "--file", "-f",
         help="Script file (pgbench's language) or built-in (tpcb-like, simple-update, "
              "select-only), with @WEIGHT for a weighted mix; repeatable")],
-    target: Annotated[str | None, typer.Option(
-        help="Target URL(s), comma-separated; default: in-memory SQLite")] = None,
+    target: Targets = None,
     stack: Annotated[str | None, typer.Option(
         help="Stack(s), comma-separated: drivers (psycopg, psycopg2, asyncpg, "
              "psycopg-async, pymysql, ...) and pgbench (the limit row)")] = None,
@@ -118,13 +116,7 @@ def run_script(
         help="Sample client/server CPU and statements per transaction")] = True,
     pin: Annotated[bool, typer.Option(help="Pin client and server CPUs (as kv)")] = True,
     revs: Annotated[int, typer.Option(help="Transactions per iteration")] = 1000,
-    warmup: Annotated[int, typer.Option(help="Uncounted warm-up iterations")] = 1,
-    min_iterations: Annotated[int, typer.Option(help="Iterations before stopping")] = 5,
-    max_iterations: Annotated[int, typer.Option(help="Cap on iterations")] = 30,
-    max_time: Annotated[float, typer.Option(help="Seconds per case before stopping")] = 60.0,
-    ci: Annotated[float, typer.Option(help="Stop when the 95% CI is within ±CI %")] = 3.0,
-    interval: Annotated[float, typer.Option(
-        help="Seconds per interval of the recorded time series; 0: none")] = 1.0,
+    engine: EngineArgs = ENGINE_DEFAULTS,
     latency: Annotated[str, typer.Option(help="Per-transaction latency: auto, all, off "
                                               "or every:K")] = "auto",
     loop: Annotated[str, typer.Option(help="Event loop for asyncio modes: asyncio, "
@@ -132,22 +124,17 @@ def run_script(
     prefix: Annotated[str, typer.Option(help="Prefix of dbstand's registry table")]
         = DEFAULT_PREFIX,
     seed: Annotated[int, typer.Option(help="Random seed of the scripts' draws")] = 42,
-    output: Output = None,
-    html: Html = None,
-    export: Export = None,
-    profile: Profile = False,
+    *,
+    shared: RunShared,
 ) -> None:
     """script: your own transactions (pgbench's script language) through every driver."""
     from dbstand.workloads.script.workload import ScriptWorkload
 
-    config = EngineConfig(revs=revs, warmup=warmup, min_iterations=min_iterations,
-                          max_iterations=max_iterations, max_time_s=max_time,
-                          target_ci_pct=ci, latency=latency, seed=seed, interval_s=interval)
-    if loop not in ("asyncio", "uvloop"):
-        raise UserError(f"--loop takes asyncio or uvloop, not {loop!r}")
+    config = engine.config(revs, latency, seed)
+    check_loop(loop)
     options = ScriptOptions(files=tuple(file), init=init, scale=scale,
                             defines=parse_defines(define or []), keep=keep, prefix=prefix,
-                            pin=pin, profile=profile)
+                            pin=pin, profile=shared.profile)
     options.check()
     workload = ScriptWorkload(options)  # a bad script fails here, before any results
     op = "+".join(file)
@@ -157,8 +144,5 @@ def run_script(
                              loop, revs)
         cases = with_probes(expand_protocols(cases, split_list(protocol, "--protocol")),
                             probes)
-        results = execute(RunRequest(workload, cases, config,
-                                     results_path(output, html, export, "script"),
-                                     redacted_argv()),
-                          console)
-    finish(results, html, export)
+        results = shared.execute(workload, cases, config, "script")
+    shared.finish(results)

@@ -226,41 +226,27 @@ class AsyncSession(_Runner, ABC):
 def open_sync(make: Callable[[int], SyncSession], target: TargetURL, n: int
               ) -> list[SyncSession]:
     """N open sessions (`make(i)` builds the i-th); all closed again if one fails."""
-    sessions: list[SyncSession] = []
-    try:
-        for i in range(n):
-            session = make(i)
-            session.open(target)
-            sessions.append(session)
-    except BaseException:
-        for s in sessions:
-            s.close()
-        raise
-    return sessions
+    from dbstand.modes.executors import open_all
+
+    def open_one(i: int) -> SyncSession:
+        session = make(i)
+        session.open(target)
+        return session
+
+    return open_all(n, open_one, lambda s: s.close())
 
 
 def open_async(make: Callable[[int], AsyncSession], target: TargetURL, n: int,
                loop_name: str) -> tuple[asyncio.AbstractEventLoop, list[AsyncSession]]:
     """A new event loop with N open asyncio sessions in it; on failure, all closed."""
-    from dbstand.modes.executors import new_event_loop
+    from dbstand.modes.executors import open_all_async
 
-    loop = new_event_loop(loop_name)
-    sessions: list[AsyncSession] = []
+    async def open_one(i: int) -> AsyncSession:
+        session = make(i)
+        await session.open(target)
+        return session
 
-    async def open_all() -> None:
-        for i in range(n):
-            session = make(i)
-            await session.open(target)
-            sessions.append(session)
-
-    try:
-        loop.run_until_complete(open_all())
-    except BaseException:
-        for s in sessions:
-            loop.run_until_complete(s.close())
-        loop.close()
-        raise
-    return loop, sessions
+    return open_all_async(loop_name, n, open_one, lambda s: s.close())
 
 
 def _driver(name: str) -> Any:

@@ -16,16 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dbstand.engine import Benchmark, EngineConfig, run_benchmark
+from dbstand.engine import Benchmark, EngineConfig
 from dbstand.engine.executor import Executor, SyncExecutor
 from dbstand.errors import CaseFailed, MissingDependencyError, UserError
 from dbstand.modes.executors import AsyncioExecutor, ThreadExecutor
-from dbstand.modes.pinning import pinned
 from dbstand.modes.processes import ProcessExecutor
 from dbstand.modes.spec import ModeSpec, parse_mode
 from dbstand.network.route import proxy_probe
 from dbstand.probes.case import CaseProbes
-from dbstand.probes.locate import server_pid
 from dbstand.sql.bulk import analyze
 from dbstand.sql.dialects import dialect_for
 from dbstand.sql.ownership import Ownership
@@ -34,6 +32,7 @@ from dbstand.targets.url import TargetURL, parse_target_url
 from dbstand.workloads.admin import admin_client
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
 from dbstand.workloads.catalog import StackSpec, get_stack
+from dbstand.workloads.measured import measure, placement_of
 from dbstand.workloads.script.builtin import BALANCES, BUILTINS, CHECKED, TABLES, ddl, fill_sql
 from dbstand.workloads.script.options import ScriptOptions
 from dbstand.workloads.script.parse import Script, load_script
@@ -231,23 +230,12 @@ class ScriptWorkload(Workload):
             sessions: list[Any] = []
             executor = self._executor(spec, case, mode, defines, config, sessions)
             bench = Benchmark(case.op, _never, lambda i: range(config.revs))
-            probes = _probes(case, spec)
-            placement = None if mode.kind == "processes" else (
-                "separate" if mode.concurrency > 1 else self.options.pin_cpus)
-            want = self.options.pin and placement is not None and not _is_pgbench(spec)
-            pid = server_pid(case.target)[0] if want else None
-            try:
-                with pinned(pid, want, "not pinned: processes or an external client",
-                            placement or self.options.pin_cpus) as pins:
-                    measurement = run_benchmark(bench, config, progress, executor, probes,
-                                                probes.warmup if probes else None)
-                server["cpu_pinning"] = pins.record()
-                probed = (probes.result(config.revs, measurement.warmup_iterations)
-                          if probes else None)
-            finally:
-                executor.close()
-                if probes is not None:
-                    probes.close()
+            placement = placement_of(mode, self.options.pin_cpus)
+            measurement, probed, server["cpu_pinning"] = measure(
+                case, bench, config, progress, executor, lambda: _probes(case, spec),
+                want=self.options.pin and placement is not None and not _is_pgbench(spec),
+                placement=placement or self.options.pin_cpus,
+                why_not="not pinned: processes or an external client")
             balances = self.balance_check(admin) if self.uses_builtin else None
         finally:
             admin.close()
@@ -363,12 +351,7 @@ def _check_mode(spec: StackSpec, mode: ModeSpec, case: Case) -> None:
             raise UserError(f"stack 'pgbench' runs sync (one connection) or threads:N "
                             f"(-c N -j N), not {case.mode!r}")
         return
-    if mode.is_async and not spec.is_async:
-        raise UserError(f"mode {mode.name} needs an asyncio stack; {spec.name!r} is "
-                        "synchronous (use sync, threads:N or processes:P)")
-    if not mode.is_async and spec.is_async:
-        raise UserError(f"stack {spec.name!r} is asyncio-only: use asyncio:N or "
-                        "processes:PxAsyncio:N")
+    spec.check_fits(mode)
     if mode.shared:
         raise UserError(f"--mode {mode.name}: a script's transaction needs its own "
                         "connection (drop +shared)")

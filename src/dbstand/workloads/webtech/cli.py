@@ -8,25 +8,14 @@ from typing import Annotated
 
 import typer
 
-from dbstand.console import console, redacted_argv, split_ints, split_list
-from dbstand.distributed.cli import ClusterOption
+from dbstand.console import console, split_ints, split_list
 from dbstand.errors import UserError
 from dbstand.stacks.manifest import stacks_for
 from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
-from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.http_load import SEED, STEADY, check_load, served_config
 from dbstand.workloads.network_axis import APP_PARAM, app_paths, db_paths, with_paths
-from dbstand.workloads.run_common import (
-    AppRtt,
-    DbRtt,
-    Export,
-    Html,
-    Output,
-    Profile,
-    finish,
-    results_path,
-)
+from dbstand.workloads.run_common import RunShared, run_command
 from dbstand.workloads.webtech.options import (
     DEFAULT_REPEATS,
     DEFAULT_REQUESTS,
@@ -63,6 +52,7 @@ def database(text: str | None) -> Iterator[TargetURL]:
         server.stop()
 
 
+@run_command("db_rtt", "app_rtt", "cluster")
 def run_webtech(
     stack: Annotated[str | None, typer.Option(
         help="Server stacks, comma-separated (default: every installed webtech stack; "
@@ -106,13 +96,8 @@ def run_webtech(
              "managed nginx terminating TLS with a throwaway certificate, the same for "
              "every stack; handshakes timed with a new connection per request; "
              "docs/tls.md)")] = None,
-    db_rtt: DbRtt = None,
-    app_rtt: AppRtt = None,
-    output: Output = None,
-    html: Html = None,
-    export: Export = None,
-    profile: Profile = False,
-    cluster: ClusterOption = None,
+    *,
+    shared: RunShared,
 ) -> None:
     """webtech: file, hello, loop, big, db and cache pages (and TechEmpower's json and
     plaintext) on every server stack; the study's one-user and four-user tables."""
@@ -121,25 +106,23 @@ def run_webtech(
     repeats = repeats or (DEFAULT_REPEATS if load == SEED else MIN_REPEATS)
     options = WebtechOptions(requests=requests, repeats=repeats, duration_s=duration, load=load,
                              keepalive=keepalive, workers=workers, prefix=prefix,
-                             max_error_rate=max_error_rate, cluster=cluster, profile=profile)
+                             max_error_rate=max_error_rate, cluster=shared.cluster,
+                             profile=shared.profile)
     stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
     tests = split_list(test, "--test")
     levels = split_ints(clients, "--clients")
     settings = split_list(tls, "--tls") if tls is not None else None
-    if settings and "on" in settings and app_rtt is not None:
+    if settings and "on" in settings and shared.app_rtt is not None:
         raise UserError("--tls on and --app-rtt: the generator -> stack proxy measures "
                         "its RTT over plain HTTP; use one of them in a run")
     check_request(stacks, tests, levels, options, settings)  # before a database starts
     with database(target) as url:
         cases = build_cases(url, stacks, tests, levels, open_loop, options, settings)
         # only the tests that read the database have a path to delay
-        if paths := db_paths(db_rtt, [url]):
+        if paths := db_paths(shared.db_rtt, [url]):
             cases = [c for c in cases if c.op not in DB_TESTS] + with_paths(
                 [c for c in cases if c.op in DB_TESTS], paths)
-        cases = with_paths(cases, app_paths(app_rtt), APP_PARAM)
+        cases = with_paths(cases, app_paths(shared.app_rtt), APP_PARAM)
         config = served_config(load, repeats, ci, max_runs)
-        results = execute(RunRequest(WebtechWorkload(options), cases, config,
-                                     results_path(output, html, export, WORKLOAD),
-                                     redacted_argv()),
-                          console)
-    finish(results, html, export)
+        results = shared.execute(WebtechWorkload(options), cases, config, WORKLOAD)
+    shared.finish(results)

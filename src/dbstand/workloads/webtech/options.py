@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from dbstand.errors import UserError
 from dbstand.profiles import profile_param
-from dbstand.workloads.http_load import STEADY, check_load
+from dbstand.workloads.http_load import ServedOptions, check_load
 
 DEFAULT_REQUESTS = 1_000      # per client and run: the study's single user sent 1,000
 DEFAULT_REPEATS = 3           # the study repeated each measurement 3 times (--load seed)
@@ -21,23 +21,14 @@ TLS_VALUES = ("off", "on")
 
 
 @dataclass(frozen=True)
-class WebtechOptions:
+class WebtechOptions(ServedOptions):
     """Run-wide settings of a webtech run (a case's params record all but the cluster)."""
 
     requests: int = DEFAULT_REQUESTS
     repeats: int = MIN_REPEATS
-    #: steady (warm-up until steady, the stop rule) or seed (the study's literal load)
-    load: str = STEADY
     duration_s: float | None = None
-    open_duration_s: float = 5.0
     keepalive: bool = True
     workers: int | None = None
-    prefix: str = "dbstand_"
-    max_error_rate: float = 0.01
-    #: `--cluster`: each worker of this Dask cluster runs a share of the load
-    cluster: str | None = None
-    #: `--profile`: sample the measured trees (dbstand.profiles); a case param when set
-    profile: bool = False
 
     def check(self) -> None:
         if not 1 <= self.requests <= 10_000_000:

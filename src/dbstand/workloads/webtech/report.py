@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbstand.engine.machine_speed import unsteady_note
 from dbstand.report.model import (
     Bar,
     BarChart,
@@ -200,6 +201,11 @@ def notes(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _speed(records: list[dict[str, Any]]) -> list[str]:
+    line = unsteady_note(records)
+    return [line] if line else []
+
+
 def build(records: list[dict[str, Any]], title: str) -> Report:
     rows = data_rows(records)
     tests = sorted({str(r["test"]) for r in rows}, key=_test_order)
@@ -210,7 +216,8 @@ def build(records: list[dict[str, Any]], title: str) -> Report:
                 for m in modes]
     if (tls := tls_table.section(records)) is not None:
         sections.append(tls)
-    return Report(title, sections, notes=notes(rows) + path_lines(records, per="request"),
+    return Report(title, sections,
+                  notes=notes(rows) + _speed(records) + path_lines(records, per="request"),
                   caption=CAPTION, data=rows,
                   data_columns=DATA_COLUMNS, measurements=measurements(records))
 

@@ -7,21 +7,10 @@ package main
 // (dbstand.workloads.parking.app).
 
 import (
-	"crypto/rand"
 	"errors"
-	"math/big"
-	"sort"
-	"strconv"
-	"time"
 
 	"github.com/shopspring/decimal"
 	"gorm.io/gorm"
-)
-
-const (
-	grace     = 15 * time.Minute
-	ticketMin = 1_000_000_000
-	ticketMax = 1_999_999_999
 )
 
 type rules func(*call, *gorm.DB) (*reply, error)
@@ -112,9 +101,6 @@ func lockOrCreateAccount(tx *gorm.DB, userEID string) (*Account, error) {
 
 // --- helpers -----------------------------------------------------------------------
 
-// neverPaid: no paid time on the order (PAID_UNTIL still at START).
-func neverPaid(o *Order) bool { return !o.PaidUntilTS.After(o.StartTS) }
-
 func isPlateOrder(o *Order) bool {
 	return o.TicketNumber == nil && o.PlateNumber != nil && *o.PlateNumber != ""
 }
@@ -131,10 +117,6 @@ func ticketOrder(tx *gorm.DB, p *Product, ticket string, lock bool) (*Order, err
 		return nil, invalid("user_ticket_out_of_parking")
 	}
 	return o, nil
-}
-
-func ticketMinutes(o *Order, now time.Time) int64 {
-	return roundedMinutes(overdueMinutes(o.PaidUntilTS, now), neverPaid(o))
 }
 
 // ticketPrice is the hourly price captured on a ticket order.
@@ -162,12 +144,9 @@ func addPlaces(tx *gorm.DB, p *Product, n int64) error {
 
 // getServiceInfo: price and places for a session or a ticket; read-only.
 func getServiceInfo(c *call, tx *gorm.DB) (*reply, error) {
-	userID := c.param("user_id")
-	if c.version >= 1 && userID == "" {
-		return nil, invalid("invalid_user_id")
-	}
-	if c.version == 1 && c.field("plate") == "" {
-		return nil, invalid("invalid_registration_plate")
+	userID, err := serviceInfoUser(c)
+	if err != nil {
+		return nil, err
 	}
 	p, err := productNamed(tx, c.field("parking"), false)
 	if err != nil {
@@ -181,6 +160,7 @@ func getServiceInfo(c *call, tx *gorm.DB) (*reply, error) {
 		minutes int64
 		hourly  decimal.Decimal
 		start   = c.now
+		paid    *int64
 	)
 	if ticket := c.field("ticket"); ticket != "" {
 		if o, err = ticketOrder(tx, p, ticket, false); err != nil {
@@ -189,42 +169,28 @@ func getServiceInfo(c *call, tx *gorm.DB) (*reply, error) {
 		if hourly, err = ticketPrice(o); err != nil {
 			return nil, err
 		}
-		minutes, start = ticketMinutes(o, c.now), o.StartTS
+		minutes, start = ticketMinutes(o.StartTS, o.PaidUntilTS, c.now), o.StartTS
+		paid = ptr(minutesBetween(o.StartTS, o.PaidUntilTS))
 	} else {
 		if minutes, err = requestedMinutes(c); err != nil {
 			return nil, err
 		}
 		hourly = p.Price
 	}
-	in := &info{AvailablePlaces: ptr(p.PlacesAvail)}
-	if c.version >= 1 {
-		in.StartTS, in.Duration = startTS(start), ptr(minutes)
-		if o != nil {
-			in.PaidDuration = ptr(minutesBetween(o.StartTS, o.PaidUntilTS))
-		}
-	}
-	if c.version >= 2 {
+	return serviceInfoReply(c, p.PlacesAvail, start, minutes, hourly, paid, func() (*decimal.Decimal, error) {
 		a, err := accountOf(tx, userID, false)
-		if err != nil {
+		if a == nil || err != nil {
 			return nil, err
 		}
-		in.Balance = fmtMoney(zero)
-		if a != nil {
-			in.Balance = fmtMoney(a.Balance)
-		}
-	}
-	return &reply{Status: success, Price: fmtMoney(cost(minutes, hourly)), Info: in}, nil
+		return &a.Balance, nil
+	})
 }
 
 // createReservation: a payment for a new plate session or a ticket's overdue time.
 func createReservation(c *call, tx *gorm.DB) (*reply, error) {
-	userID := c.param("user_id")
-	if c.version >= 1 && userID == "" {
-		return nil, invalid("invalid_user_id")
-	}
-	ticket, plate := c.field("ticket"), c.field("plate")
-	if plate == "" && (c.version >= 1 || ticket == "") {
-		return nil, invalid("invalid_registration_plate")
+	userID, ticket, plate, err := reservationRequest(c)
+	if err != nil {
+		return nil, err
 	}
 	p, err := productNamed(tx, c.field("parking"), true)
 	if err != nil {
@@ -233,22 +199,9 @@ func createReservation(c *call, tx *gorm.DB) (*reply, error) {
 	if p == nil {
 		return nil, invalid("invalid_parking_id")
 	}
-	price, ok := parseDecimal(c.param("price"))
-	if !ok {
-		return nil, refuse(notAvailable, "")
-	}
-	fromBalance := zero
-	if text := c.param("pay_from_balance"); text != "" {
-		if fromBalance, ok = parseDecimal(text); !ok {
-			return nil, refuse(notAvailable, "")
-		}
-	}
-	if fromBalance.IsNegative() || fromBalance.GreaterThan(price) {
-		return nil, refuse(wrongPrice, "")
-	}
-	trans := c.param("transaction_id")
-	if n := textLen(trans); n < 4 || n > 64 {
-		return nil, refuse(badTransaction, "")
+	price, fromBalance, trans, err := paymentTerms(c)
+	if err != nil {
+		return nil, err
 	}
 	existing, err := paymentNumbered(tx, trans, true)
 	if err != nil {
@@ -259,10 +212,7 @@ func createReservation(c *call, tx *gorm.DB) (*reply, error) {
 		if err != nil {
 			return nil, err
 		}
-		if existing.Amount.Equal(price) && paid.ProductID == p.ID {
-			return nil, early(&reply{Status: success})
-		}
-		return nil, refuse(badTransaction, "")
+		return nil, replayed(existing.Amount.Equal(price) && paid.ProductID == p.ID)
 	}
 	var (
 		o       *Order
@@ -276,7 +226,7 @@ func createReservation(c *call, tx *gorm.DB) (*reply, error) {
 		if hourly, err = ticketPrice(o); err != nil {
 			return nil, err
 		}
-		minutes = ticketMinutes(o, c.now)
+		minutes = ticketMinutes(o.StartTS, o.PaidUntilTS, c.now)
 	} else {
 		if minutes, err = requestedMinutes(c); err != nil {
 			return nil, err
@@ -284,8 +234,8 @@ func createReservation(c *call, tx *gorm.DB) (*reply, error) {
 		hourly = p.Price
 	}
 	total := cost(minutes, hourly)
-	if !total.Equal(price) {
-		return nil, refuse(wrongPrice, "")
+	if err = checkPrice(total, price); err != nil {
+		return nil, err
 	}
 	if o == nil {
 		// a ticket holder already has a place: only new sessions need one
@@ -321,15 +271,7 @@ func createReservation(c *call, tx *gorm.DB) (*reply, error) {
 			return nil, err
 		}
 	}
-	answer := &reply{Status: success}
-	if c.version >= 1 {
-		answer.Price = fmtMoney(total)
-		answer.Info = &info{StartTS: startTS(o.StartTS), Duration: ptr(minutes)}
-		if ticket != "" {
-			answer.Info.PaidDuration = ptr(0)
-		}
-	}
-	return answer, nil
+	return reservationReply(c, o.StartTS, minutes, total, ticket), nil
 }
 
 // payReservation: confirm a payment; extend the order, take a place, spend
@@ -342,12 +284,8 @@ func payReservation(c *call, tx *gorm.DB) (*reply, error) {
 	if pay == nil {
 		return nil, refuse(badTransaction, "")
 	}
-	// the spec's order: already paid (even if cancelled after) before cancelled
-	if pay.PaymentTS != nil {
-		return nil, early(&reply{Status: success})
-	}
-	if pay.CancelTS != nil {
-		return nil, refuse(badTransaction, "")
+	if err = checkPayable(pay.PaymentTS != nil, pay.CancelTS != nil); err != nil {
+		return nil, err
 	}
 	if err = tx.Model(pay).Update("payment_ts", c.now).Error; err != nil {
 		return nil, err
@@ -473,20 +411,22 @@ func stopService(c *call, tx *gorm.DB) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	var refunded *decimal.Decimal
 	if done != nil {
-		return nil, early(&reply{Status: success, DeltaAmount: fmtMoney(done.Amount)})
+		refunded = &done.Amount
 	}
-	if !o.PaidUntilTS.After(c.now) {
-		return nil, early(&reply{Status: success, DeltaAmount: fmtMoney(zero)})
+	userEID := ""
+	if o.UserEID != nil {
+		userEID = *o.UserEID
 	}
-	if o.UserEID == nil || *o.UserEID == "" {
-		return nil, refuse(badTransaction, "") // no account to credit (a v0 session without user)
+	if err = checkRefundable(refunded, o.PaidUntilTS, c.now, userEID); err != nil {
+		return nil, err
 	}
 	delta, ok := refund(o.PaidAmount, o.StartTS, o.PaidUntilTS, c.now)
 	if !ok {
 		return nil, errors.New("order without paid minutes")
 	}
-	a, err := lockOrCreateAccount(tx, *o.UserEID)
+	a, err := lockOrCreateAccount(tx, userEID)
 	if err != nil {
 		return nil, err
 	}
@@ -523,18 +463,12 @@ func getUserAccount(c *call, tx *gorm.DB) (*reply, error) {
 
 // accountTransfer: move a whole balance; every status_code path rolls back.
 func accountTransfer(c *call, tx *gorm.DB) (*reply, error) {
-	trans, srcID, dstID := c.param("transaction_id"), c.param("src_user_id"), c.param("dst_user_id")
-	if trans == "" || srcID == "" || dstID == "" {
-		return nil, refuse(badTransaction, "")
+	trans, srcID, dstID, lockOrder, err := transferRequest(c)
+	if err != nil {
+		return nil, err
 	}
-	// lock in user id order, so that two opposite transfers cannot deadlock
-	ids := []string{srcID}
-	if dstID != srcID {
-		ids = append(ids, dstID)
-	}
-	sort.Strings(ids)
 	locked := map[string]*Account{}
-	for _, id := range ids {
+	for _, id := range lockOrder {
 		a, err := lockOrCreateAccount(tx, id)
 		if err != nil {
 			return nil, err
@@ -542,24 +476,16 @@ func accountTransfer(c *call, tx *gorm.DB) (*reply, error) {
 		locked[id] = a
 	}
 	src, dst := locked[srcID], locked[dstID]
-	if src.ID == dst.ID {
-		return nil, refuse(badTransaction, "same_src_and_dst")
-	}
-	done, err := first[AccountTransfer](tx.Where("trans_number = ?", trans))
-	if err != nil {
-		return nil, err
-	}
-	if done != nil {
-		if done.SrcAccountID == src.ID && done.DstAccountID == dst.ID {
-			return nil, refuse(success, "already_done")
+	done := func() (*bool, error) {
+		earlier, err := first[AccountTransfer](tx.Where("trans_number = ?", trans))
+		if earlier == nil || err != nil {
+			return nil, err
 		}
-		return nil, refuse(badTransaction, "another_trans_exists")
+		same := earlier.SrcAccountID == src.ID && earlier.DstAccountID == dst.ID
+		return &same, nil
 	}
-	if !src.Balance.IsPositive() {
-		return nil, refuse(success, "nothing_to_transfer")
-	}
-	if !src.Reserved.IsZero() {
-		return nil, refuse(notAvailable, "reserved_funds_present")
+	if err = checkTransfer(src.ID == dst.ID, done, src.Balance, src.Reserved); err != nil {
+		return nil, err
 	}
 	amount := src.Balance
 	if err = tx.Model(src).Update("balance", zero).Error; err != nil {
@@ -584,21 +510,13 @@ func issueTicket(c *call, tx *gorm.DB) (*reply, error) {
 	if p == nil || p.PlacesAvail <= 0 {
 		return nil, refuse(notAvailable, "")
 	}
-	var ticket string
-	for {
-		n, err := rand.Int(rand.Reader, big.NewInt(ticketMax-ticketMin+1))
-		if err != nil {
-			return nil, err
-		}
-		ticket = strconv.FormatInt(ticketMin+n.Int64(), 10)
+	ticket, err := newTicket(func(ticket string) (bool, error) {
 		var taken int64
-		err = tx.Model(&Order{}).Where("product_id = ? AND ticket_number = ?", p.ID, ticket).Count(&taken).Error
-		if err != nil {
-			return nil, err
-		}
-		if taken == 0 {
-			break
-		}
+		err := tx.Model(&Order{}).Where("product_id = ? AND ticket_number = ?", p.ID, ticket).Count(&taken).Error
+		return taken != 0, err
+	})
+	if err != nil {
+		return nil, err
 	}
 	o := &Order{ProductID: p.ID, TicketNumber: &ticket, StartTS: c.now, PaidUntilTS: c.now,
 		PaidAmount: zero, Price: decimal.NullDecimal{Decimal: p.Price, Valid: true}}
@@ -633,8 +551,8 @@ func leaveParking(c *call, tx *gorm.DB) (*reply, error) {
 		return nil, refuse(notAvailable, "")
 	}
 	o := &orders[0]
-	if neverPaid(o) || !c.now.Before(o.PaidUntilTS.Add(grace)) {
-		return nil, refuse(notEnoughPaid, "")
+	if err = checkLeaving(o.StartTS, o.PaidUntilTS, c.now); err != nil {
+		return nil, err
 	}
 	if err = tx.Model(o).Update("finish_ts", c.now).Error; err != nil {
 		return nil, err

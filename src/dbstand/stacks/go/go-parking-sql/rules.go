@@ -6,21 +6,10 @@ package main
 // choices are the Python services' (dbstand.workloads.parking.app).
 
 import (
-	"crypto/rand"
 	"database/sql"
 	"errors"
-	"math/big"
-	"sort"
-	"strconv"
-	"time"
 
 	"github.com/shopspring/decimal"
-)
-
-const (
-	grace     = 15 * time.Minute
-	ticketMin = 1_000_000_000
-	ticketMax = 1_999_999_999
 )
 
 func (s *store) functions() map[string]function {
@@ -40,9 +29,6 @@ func (s *store) functions() map[string]function {
 
 // --- helpers -----------------------------------------------------------------------
 
-// neverPaid: no paid time on the order (PAID_UNTIL still at START).
-func neverPaid(o *order) bool { return !o.paidUntilTS.After(o.startTS) }
-
 func isPlateOrder(o *order) bool {
 	return !o.ticketNumber.Valid && o.plateNumber.Valid && o.plateNumber.String != ""
 }
@@ -59,10 +45,6 @@ func ticketOrder(t *txn, p *product, ticket string, lock bool) (*order, error) {
 		return nil, invalid("user_ticket_out_of_parking")
 	}
 	return o, nil
-}
-
-func ticketMinutes(o *order, now time.Time) int64 {
-	return roundedMinutes(overdueMinutes(o.paidUntilTS, now), neverPaid(o))
 }
 
 // ticketPrice is the hourly price captured on a ticket order.
@@ -87,16 +69,12 @@ func giveThePlaceBack(t *txn, o *order) error {
 
 // getServiceInfo: price and places for a session or a ticket; read-only.
 func getServiceInfo(c *call, t *txn) (*reply, error) {
-	userID := c.param("user_id")
-	if c.version >= 1 && userID == "" {
-		return nil, invalid("invalid_user_id")
-	}
-	if c.version == 1 && c.field("plate") == "" {
-		return nil, invalid("invalid_registration_plate")
+	userID, err := serviceInfoUser(c)
+	if err != nil {
+		return nil, err
 	}
 	var p *product
 	if name := c.field("parking"); name != "" {
-		var err error
 		if p, err = t.product(name, false); err != nil {
 			return nil, err
 		}
@@ -109,7 +87,7 @@ func getServiceInfo(c *call, t *txn) (*reply, error) {
 		minutes int64
 		hourly  decimal.Decimal
 		start   = c.now
-		err     error
+		paid    *int64
 	)
 	if ticket := c.field("ticket"); ticket != "" {
 		if o, err = ticketOrder(t, p, ticket, false); err != nil {
@@ -118,46 +96,31 @@ func getServiceInfo(c *call, t *txn) (*reply, error) {
 		if hourly, err = ticketPrice(o); err != nil {
 			return nil, err
 		}
-		minutes, start = ticketMinutes(o, c.now), o.startTS
+		minutes, start = ticketMinutes(o.startTS, o.paidUntilTS, c.now), o.startTS
+		paid = ptr(minutesBetween(o.startTS, o.paidUntilTS))
 	} else {
 		if minutes, err = requestedMinutes(c); err != nil {
 			return nil, err
 		}
 		hourly = p.price
 	}
-	in := &info{AvailablePlaces: ptr(p.placesAvail)}
-	if c.version >= 1 {
-		in.StartTS, in.Duration = startTS(start), ptr(minutes)
-		if o != nil {
-			in.PaidDuration = ptr(minutesBetween(o.startTS, o.paidUntilTS))
-		}
-	}
-	if c.version >= 2 {
+	return serviceInfoReply(c, p.placesAvail, start, minutes, hourly, paid, func() (*decimal.Decimal, error) {
 		a, err := t.account(userID, false)
-		if err != nil {
+		if a == nil || err != nil {
 			return nil, err
 		}
-		in.Balance = fmtMoney(zero)
-		if a != nil {
-			in.Balance = fmtMoney(a.balance)
-		}
-	}
-	return &reply{Status: success, Price: fmtMoney(cost(minutes, hourly)), Info: in}, nil
+		return &a.balance, nil
+	})
 }
 
 // createReservation: a payment for a new plate session or a ticket's overdue time.
 func createReservation(c *call, t *txn) (*reply, error) {
-	userID := c.param("user_id")
-	if c.version >= 1 && userID == "" {
-		return nil, invalid("invalid_user_id")
-	}
-	ticket, plate := c.field("ticket"), c.field("plate")
-	if plate == "" && (c.version >= 1 || ticket == "") {
-		return nil, invalid("invalid_registration_plate")
+	userID, ticket, plate, err := reservationRequest(c)
+	if err != nil {
+		return nil, err
 	}
 	var p *product
 	if name := c.field("parking"); name != "" {
-		var err error
 		if p, err = t.product(name, true); err != nil {
 			return nil, err
 		}
@@ -165,22 +128,9 @@ func createReservation(c *call, t *txn) (*reply, error) {
 	if p == nil {
 		return nil, invalid("invalid_parking_id")
 	}
-	price, ok := parseDecimal(c.param("price"))
-	if !ok {
-		return nil, refuse(notAvailable, "")
-	}
-	fromBalance := zero
-	if text := c.param("pay_from_balance"); text != "" {
-		if fromBalance, ok = parseDecimal(text); !ok {
-			return nil, refuse(notAvailable, "")
-		}
-	}
-	if fromBalance.IsNegative() || fromBalance.GreaterThan(price) {
-		return nil, refuse(wrongPrice, "")
-	}
-	trans := c.param("transaction_id")
-	if n := textLen(trans); n < 4 || n > 64 {
-		return nil, refuse(badTransaction, "")
+	price, fromBalance, trans, err := paymentTerms(c)
+	if err != nil {
+		return nil, err
 	}
 	existing, err := t.payment(trans, true)
 	if err != nil {
@@ -191,10 +141,7 @@ func createReservation(c *call, t *txn) (*reply, error) {
 		if err != nil {
 			return nil, err
 		}
-		if existing.amount.Equal(price) && paid.productID == p.id {
-			return nil, early(&reply{Status: success})
-		}
-		return nil, refuse(badTransaction, "")
+		return nil, replayed(existing.amount.Equal(price) && paid.productID == p.id)
 	}
 	var (
 		o       *order
@@ -208,7 +155,7 @@ func createReservation(c *call, t *txn) (*reply, error) {
 		if hourly, err = ticketPrice(o); err != nil {
 			return nil, err
 		}
-		minutes = ticketMinutes(o, c.now)
+		minutes = ticketMinutes(o.startTS, o.paidUntilTS, c.now)
 	} else {
 		if minutes, err = requestedMinutes(c); err != nil {
 			return nil, err
@@ -216,8 +163,8 @@ func createReservation(c *call, t *txn) (*reply, error) {
 		hourly = p.price
 	}
 	total := cost(minutes, hourly)
-	if !total.Equal(price) {
-		return nil, refuse(wrongPrice, "")
+	if err = checkPrice(total, price); err != nil {
+		return nil, err
 	}
 	if o == nil {
 		// a ticket holder already has a place: only new sessions need one
@@ -252,15 +199,7 @@ func createReservation(c *call, t *txn) (*reply, error) {
 			return nil, err
 		}
 	}
-	answer := &reply{Status: success}
-	if c.version >= 1 {
-		answer.Price = fmtMoney(total)
-		answer.Info = &info{StartTS: startTS(o.startTS), Duration: ptr(minutes)}
-		if ticket != "" {
-			answer.Info.PaidDuration = ptr(0)
-		}
-	}
-	return answer, nil
+	return reservationReply(c, o.startTS, minutes, total, ticket), nil
 }
 
 // payReservation: confirm a payment; extend the order, take a place, spend
@@ -276,12 +215,8 @@ func payReservation(c *call, t *txn) (*reply, error) {
 	if pay == nil {
 		return nil, refuse(badTransaction, "")
 	}
-	// the spec's order: already paid (even if cancelled after) before cancelled
-	if pay.paymentTS.Valid {
-		return nil, early(&reply{Status: success})
-	}
-	if pay.cancelTS.Valid {
-		return nil, refuse(badTransaction, "")
+	if err := checkPayable(pay.paymentTS.Valid, pay.cancelTS.Valid); err != nil {
+		return nil, err
 	}
 	if err := t.exec(t.s.q.setPaymentTS, c.now, pay.id); err != nil {
 		return nil, err
@@ -408,14 +343,12 @@ func stopService(c *call, t *txn) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	var refunded *decimal.Decimal
 	if done != nil {
-		return nil, early(&reply{Status: success, DeltaAmount: fmtMoney(done.amount)})
+		refunded = &done.amount
 	}
-	if !o.paidUntilTS.After(c.now) {
-		return nil, early(&reply{Status: success, DeltaAmount: fmtMoney(zero)})
-	}
-	if !o.userEID.Valid || o.userEID.String == "" {
-		return nil, refuse(badTransaction, "") // no account to credit (a v0 session without user)
+	if err = checkRefundable(refunded, o.paidUntilTS, c.now, o.userEID.String); err != nil {
+		return nil, err
 	}
 	delta, ok := refund(o.paidAmount, o.startTS, o.paidUntilTS, c.now)
 	if !ok {
@@ -456,18 +389,12 @@ func getUserAccount(c *call, t *txn) (*reply, error) {
 
 // accountTransfer: move a whole balance; every status_code path rolls back.
 func accountTransfer(c *call, t *txn) (*reply, error) {
-	trans, srcID, dstID := c.param("transaction_id"), c.param("src_user_id"), c.param("dst_user_id")
-	if trans == "" || srcID == "" || dstID == "" {
-		return nil, refuse(badTransaction, "")
+	trans, srcID, dstID, lockOrder, err := transferRequest(c)
+	if err != nil {
+		return nil, err
 	}
-	// lock in user id order, so that two opposite transfers cannot deadlock
-	ids := []string{srcID}
-	if dstID != srcID {
-		ids = append(ids, dstID)
-	}
-	sort.Strings(ids)
 	locked := map[string]*account{}
-	for _, id := range ids {
+	for _, id := range lockOrder {
 		a, err := t.lockOrCreateAccount(id)
 		if err != nil {
 			return nil, err
@@ -475,24 +402,16 @@ func accountTransfer(c *call, t *txn) (*reply, error) {
 		locked[id] = a
 	}
 	src, dst := locked[srcID], locked[dstID]
-	if src.id == dst.id {
-		return nil, refuse(badTransaction, "same_src_and_dst")
-	}
-	done, err := t.transfer(trans)
-	if err != nil {
-		return nil, err
-	}
-	if done != nil {
-		if done.srcAccountID == src.id && done.dstAccountID == dst.id {
-			return nil, refuse(success, "already_done")
+	done := func() (*bool, error) {
+		earlier, err := t.transfer(trans)
+		if earlier == nil || err != nil {
+			return nil, err
 		}
-		return nil, refuse(badTransaction, "another_trans_exists")
+		same := earlier.srcAccountID == src.id && earlier.dstAccountID == dst.id
+		return &same, nil
 	}
-	if !src.balance.IsPositive() {
-		return nil, refuse(success, "nothing_to_transfer")
-	}
-	if !src.reserved.IsZero() {
-		return nil, refuse(notAvailable, "reserved_funds_present")
+	if err = checkTransfer(src.id == dst.id, done, src.balance, src.reserved); err != nil {
+		return nil, err
 	}
 	amount := src.balance
 	if err = t.exec(t.s.q.setBalance, zero, src.id); err != nil {
@@ -519,20 +438,9 @@ func issueTicket(c *call, t *txn) (*reply, error) {
 	if p == nil || p.placesAvail <= 0 {
 		return nil, refuse(notAvailable, "")
 	}
-	var ticket string
-	for {
-		n, err := rand.Int(rand.Reader, big.NewInt(ticketMax-ticketMin+1))
-		if err != nil {
-			return nil, err
-		}
-		ticket = strconv.FormatInt(ticketMin+n.Int64(), 10)
-		taken, err := t.ticketTaken(p.id, ticket)
-		if err != nil {
-			return nil, err
-		}
-		if !taken {
-			break
-		}
+	ticket, err := newTicket(func(ticket string) (bool, error) { return t.ticketTaken(p.id, ticket) })
+	if err != nil {
+		return nil, err
 	}
 	o := &order{productID: p.id, ticketNumber: nullString(ticket), startTS: c.now, paidUntilTS: c.now,
 		paidAmount: zero, price: decimal.NullDecimal{Decimal: p.price, Valid: true}}
@@ -567,8 +475,8 @@ func leaveParking(c *call, t *txn) (*reply, error) {
 		return nil, refuse(notAvailable, "")
 	}
 	o := orders[0]
-	if neverPaid(o) || !c.now.Before(o.paidUntilTS.Add(grace)) {
-		return nil, refuse(notEnoughPaid, "")
+	if err = checkLeaving(o.startTS, o.paidUntilTS, c.now); err != nil {
+		return nil, err
 	}
 	if err = t.exec(t.s.q.setFinish, c.now, o.id); err != nil {
 		return nil, err

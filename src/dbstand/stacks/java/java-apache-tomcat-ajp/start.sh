@@ -3,28 +3,18 @@
 # in this process group, from configurations generated in the work dir:
 # - Apache (event MPM, DBSTAND_WORKERS processes) owns 127.0.0.1:$DBSTAND_PORT, serves
 #   /file itself from the static folder and passes every other path over AJP;
-# - Tomcat has no HTTP connector and no shutdown port (-1): one AJP/1.3 connector on a
-#   free port of 127.0.0.1 picked here, guarded by a secret made here; a thread pool of
-#   4 x DBSTAND_WORKERS threads (at least 4); the build's web application as ROOT;
-#   MariaDB as a DBCP pool under JNDI (jdbc/world), as many connections as threads.
+# - Tomcat (the CATALINA_BASE of ../_shared/tomcat/base.sh, as the Tomcat stacks') has
+#   no HTTP connector: one AJP/1.3 connector on a free port of 127.0.0.1 picked here,
+#   guarded by a secret made here; the build's web application as ROOT.
 # The shell stays as the parent of both: SIGTERM stops both, and when one of them
 # exits the other is stopped too. The database password is read from DBSTAND_DB_PASSWORD_FILE
 # into Tomcat's context file only (mode 0600); it never reaches the environment or a
 # command line.
 set -eu
 
-home=/usr/share/tomcat10
-base="$DBSTAND_WORK_DIR/tomcat"
+. "$(dirname "$0")/../_shared/tomcat/base.sh"   # home, workers, threads, tomcat_base
 front="$DBSTAND_WORK_DIR/apache"
-webapp="$DBSTAND_BUILD_DIR/webapp"
 modules=/usr/lib/apache2/modules
-workers="${DBSTAND_WORKERS:-$(nproc)}"
-threads=$((workers * 4))
-[ "$threads" -ge 4 ] || threads=4
-
-# Escapes a value for an XML attribute (printf is a shell builtin: nothing on argv).
-xml() { printf '%s' "$1" | sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' \
-    -e 's/"/\&quot;/g' -e "s/'/\&apos;/g"; }
 
 # A free TCP port on 127.0.0.1 for AJP (the kernel picks it; the socket is closed at
 # once, so another program could take it before Tomcat binds: Tomcat then exits).
@@ -34,76 +24,13 @@ s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])')"
 secret="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 
-umask 077
-mkdir -p "$base/conf/Catalina/localhost" "$base/lib" "$base/logs" "$base/temp" \
-    "$base/work" "$base/webapps" "$front/run"
+mkdir -p "$front/run"
 
 # ---- Tomcat ----------------------------------------------------------------------
-cat > "$base/conf/catalina.properties" <<EOF
-common.loader="\${catalina.base}/lib","\${catalina.base}/lib/*.jar","\${catalina.home}/lib","\${catalina.home}/lib/*.jar","/usr/share/java/mariadb-java-client.jar"
-server.loader=
-shared.loader=
-tomcat.util.scan.StandardJarScanFilter.jarsToSkip=*.jar
-tomcat.util.scan.StandardJarScanFilter.jarsToScan=
-EOF
-
-cat > "$base/conf/logging.properties" <<'EOF'
-handlers = 1catalina.org.apache.juli.AsyncFileHandler, java.util.logging.ConsoleHandler
-.handlers = 1catalina.org.apache.juli.AsyncFileHandler, java.util.logging.ConsoleHandler
-1catalina.org.apache.juli.AsyncFileHandler.level = INFO
-1catalina.org.apache.juli.AsyncFileHandler.directory = ${catalina.base}/logs
-1catalina.org.apache.juli.AsyncFileHandler.prefix = catalina.
-java.util.logging.ConsoleHandler.level = INFO
-java.util.logging.ConsoleHandler.formatter = org.apache.juli.OneLineFormatter
-EOF
-
-ln -sf "$home/etc/web.xml" "$base/conf/web.xml"
-
-cat > "$base/conf/server.xml" <<EOF
-<?xml version="1.0" encoding="UTF-8"?>
-<Server port="-1" shutdown="SHUTDOWN">
-  <Listener className="org.apache.catalina.startup.VersionLoggerListener" logArgs="false"/>
-  <Listener className="org.apache.catalina.core.JreMemoryLeakPreventionListener"/>
-  <Listener className="org.apache.catalina.core.ThreadLocalLeakPreventionListener"/>
-  <Service name="Catalina">
-    <Executor name="workers" namePrefix="ajp-exec-" maxThreads="$threads"
-              minSpareThreads="$threads"/>
-    <Connector executor="workers" protocol="AJP/1.3" address="127.0.0.1"
-               port="$ajp_port" secretRequired="true" secret="$secret"
-               connectionTimeout="-1"/>
-    <Engine name="Catalina" defaultHost="localhost">
-      <Host name="localhost" appBase="webapps" unpackWARs="false" autoDeploy="false"
-            deployOnStartup="true"/>
-    </Engine>
-  </Service>
-</Server>
-EOF
-
-resource=""
-if [ "${DBSTAND_DB_KIND:-}" = mysql ]; then
-    password="$(cat "$DBSTAND_DB_PASSWORD_FILE")"
-    url="jdbc:mariadb://$DBSTAND_DB_HOST:$DBSTAND_DB_PORT/$DBSTAND_DB_NAME"
-    resource="<Resource name=\"jdbc/world\" auth=\"Container\" type=\"javax.sql.DataSource\"
-            factory=\"org.apache.tomcat.dbcp.dbcp2.BasicDataSourceFactory\"
-            driverClassName=\"org.mariadb.jdbc.Driver\" url=\"$(xml "$url")\"
-            username=\"$(xml "$DBSTAND_DB_USER")\" password=\"$(xml "$password")\"
-            initialSize=\"$threads\" maxTotal=\"$threads\" maxIdle=\"$threads\"
-            minIdle=\"0\" maxWaitMillis=\"10000\" testOnBorrow=\"false\"/>"
-    unset password
-fi
-
-cat > "$base/conf/Catalina/localhost/ROOT.xml" <<EOF
-<?xml version="1.0" encoding="UTF-8"?>
-<Context docBase="$(xml "$webapp")" reloadable="false">
-  <Resources cachingAllowed="true">
-    <PostResources className="org.apache.catalina.webresources.DirResourceSet"
-                   base="$(xml "$DBSTAND_STATIC_DIR")" webAppMount="/" readOnly="true"/>
-  </Resources>
-  <Manager pathname=""/>
-  <JarScanner scanManifest="false" scanClassPath="false"/>
-  $resource
-</Context>
-EOF
+# Its access is Apache's to log: nothing inside the Host.
+tomcat_base ajp-exec "<Connector executor=\"workers\" protocol=\"AJP/1.3\" address=\"127.0.0.1\"
+               port=\"$ajp_port\" secretRequired=\"true\" secret=\"$secret\"
+               connectionTimeout=\"-1\"/>" ""
 
 # ---- Apache ----------------------------------------------------------------------
 accesslog=""
@@ -160,9 +87,6 @@ ProxyPass / "ajp://127.0.0.1:$ajp_port/" secret=$secret retry=0
 EOF
 
 # ---- run both --------------------------------------------------------------------
-export CATALINA_HOME="$home" CATALINA_BASE="$base" CATALINA_TMPDIR="$base/temp"
-export CATALINA_OPTS="-Xms64m -Xmx256m -XX:-UsePerfData -Djava.awt.headless=true \
--Dorg.apache.catalina.startup.EXIT_ON_INIT_FAILURE=true"
 "$home/bin/catalina.sh" run &
 tomcat=$!
 apache2 -f "$front/apache2.conf" -DFOREGROUND &

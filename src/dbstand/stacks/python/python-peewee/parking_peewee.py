@@ -24,21 +24,12 @@ import peewee as pw
 from dbstand.drivers.endpoint import endpoint
 from dbstand.targets.sqlite.path import path_of
 from dbstand.targets.url import TargetURL
-from dbstand.workloads.parking import pricing
-from dbstand.workloads.parking.protocol import (
-    TICKETS,
-    Answer,
-    Call,
-    Reply,
-    check_payable,
-    payment_terms,
-    refusal,
-    success,
-)
+from dbstand.workloads.parking import checks, pricing
+from dbstand.workloads.parking.checks import ZERO
+from dbstand.workloads.parking.protocol import TICKETS, Answer, Call, Reply, refusal, success
 from dbstand.workloads.parking.schema import tables
-from dbstand.workloads.parking.values import money_text, to_money, to_ts, ts_text, unix_seconds
+from dbstand.workloads.parking.values import money_text, to_money, to_ts, ts_text
 
-ZERO = Decimal(0)
 _random = random.SystemRandom()
 
 
@@ -223,21 +214,10 @@ class ParkingApi:
         consume.is_reserved = 0
         consume.save()
 
-    @staticmethod
-    def _session_minutes(call: Call) -> int:
-        minutes = pricing.session_minutes(call.version, call.field("duration"))
-        if minutes is None:
-            raise refusal("invalid_duration")
-        return minutes
-
     # --- the functions -----------------------------------------------------------------
     def get_service_info(self, call: Call) -> Answer:
         Product, Account = self.m.Product, self.m.Account
-        user_id = call.param("user_id")
-        if call.version >= 1 and not user_id:
-            raise refusal("invalid_user_id")
-        if call.version == 1 and not call.field("plate"):
-            raise refusal("invalid_registration_plate")
+        user_id = checks.service_info_user(call)
         name = call.field("parking")
         product = Product.get_or_none(Product.name == name) if name else None
         if product is None:
@@ -248,48 +228,38 @@ class ParkingApi:
             start, hourly = order.start_ts, order.price
             minutes = pricing.ticket_minutes(order.start_ts, order.paid_until_ts, call.now)
         else:
-            start, hourly, minutes = call.now, product.price, self._session_minutes(call)
-        info: dict[str, Any] = {"available_places": product.places_avail}
-        if call.version >= 1:
-            info["start_ts"] = f"{unix_seconds(start)}.000"
-            info["duration"] = minutes
-            if order is not None:
-                info["paid_duration"] = pricing.minutes_between(order.start_ts,
-                                                                order.paid_until_ts)
-        if call.version >= 2:
+            start, hourly, minutes = call.now, product.price, checks.session_minutes(call)
+        paid = None if order is None else pricing.minutes_between(order.start_ts,
+                                                                  order.paid_until_ts)
+
+        def balance() -> Decimal | None:
             account = Account.get_or_none(Account.user_eid == user_id)
-            info["balance"] = pricing.fmt_money(account.balance if account else ZERO)
-        return success(price=pricing.fmt_money(pricing.cost(minutes, hourly)), info=info)
+            return account.balance if account else None
+
+        return checks.service_info(call, product.places_avail, start, minutes, hourly, paid,
+                                   balance)
 
     def create_reservation(self, call: Call) -> Answer:
         m = self.m
-        user_id = call.param("user_id")
-        if call.version >= 1 and not user_id:
-            raise refusal("invalid_user_id")
-        ticket, plate = call.field("ticket"), call.field("plate")
-        if not plate and (call.version >= 1 or not ticket):
-            raise refusal("invalid_registration_plate")
+        user_id, ticket, plate = checks.reservation_request(call)
         name = call.field("parking")
         product = self.locked(m.Product.select().where(m.Product.name == name)).first() \
             if name else None
         if product is None:
             raise refusal("invalid_parking_id")
-        price, from_balance, trans = payment_terms(call)
+        price, from_balance, trans = checks.payment_terms(call)
         existing = m.Payment.get_or_none(m.Payment.trans_number == trans)
         if existing is not None:
-            if ("no-idempotent-replay" not in call.broken and existing.amount == price
-                    and existing.order.product_id == product.id):
-                raise Reply("success")
-            raise Reply("bad_transaction")
+            checks.check_replay(call, lambda: existing.amount == price
+                                and existing.order.product_id == product.id)
         if ticket:
             order = self._ticket_order(product, ticket, lock=True)
             hourly = order.price
             minutes = pricing.ticket_minutes(order.start_ts, order.paid_until_ts, call.now)
         else:
-            order, hourly, minutes = None, product.price, self._session_minutes(call)
+            order, hourly, minutes = None, product.price, checks.session_minutes(call)
         total = pricing.cost(minutes, hourly)
-        if total != price and "skip-price-check" not in call.broken:
-            raise Reply("wrong_price")
+        checks.check_price(call, total, price)
         if order is None:
             if product.places_avail <= 0:  # a ticket holder is inside already
                 raise Reply("not_available")
@@ -308,20 +278,13 @@ class ParkingApi:
                                     amount=from_balance, is_reserved=1)
             account.reserved += from_balance
             account.save()
-        answer = success()
-        if call.version >= 1:
-            info: dict[str, Any] = {"start_ts": f"{unix_seconds(order.start_ts)}.000",
-                                    "duration": minutes}
-            if ticket:
-                info["paid_duration"] = 0
-            answer.update(price=pricing.fmt_money(total), info=info)
-        return answer
+        return checks.reservation_answer(call, order.start_ts, minutes, total, ticket)
 
     def pay_reservation(self, call: Call) -> Answer:
         payment = self._payment_for_update(call)
         if payment is None:
             raise Reply("bad_transaction")
-        check_payable(call, paid=payment.payment_ts is not None,
+        checks.check_payable(call, paid=payment.payment_ts is not None,
                       cancelled=payment.cancel_ts is not None)
         payment.payment_ts = call.now
         payment.save()
@@ -366,12 +329,8 @@ class ParkingApi:
         if order.ticket_number is not None:
             raise Reply("bad_transaction")
         receipt = m.AccountReceipt.get_or_none(m.AccountReceipt.order == order)
-        if receipt is not None:
-            raise Reply("success", delta_amount=pricing.fmt_money(receipt.amount))
-        if order.paid_until_ts <= call.now:
-            raise Reply("success", delta_amount="0.00")
-        if not order.user_eid:
-            raise Reply("bad_transaction")  # no account to credit (a v0 session without user)
+        checks.check_refundable(call, None if receipt is None else receipt.amount,
+                                order.paid_until_ts, order.user_eid)
         delta = pricing.refund(order.paid_amount, order.start_ts, order.paid_until_ts,
                                call.now)
         account = self._account_for_update(order.user_eid)
@@ -393,24 +352,17 @@ class ParkingApi:
 
     def account_transfer(self, call: Call) -> Answer:
         Transfer = self.m.AccountTransfer
-        trans, src_eid, dst_eid = (call.param(n) for n in
-                                   ("transaction_id", "src_user_id", "dst_user_id"))
-        if not (trans and src_eid and dst_eid):
-            raise Reply("bad_transaction")
+        trans, src_eid, dst_eid = checks.transfer_request(call)
         # locked in user id order, so that two opposite transfers cannot deadlock
         accounts = {eid: self._account_for_update(eid) for eid in sorted({src_eid, dst_eid})}
         src, dst = accounts[src_eid], accounts[dst_eid]
-        if src.id == dst.id:
-            raise Reply("bad_transaction", "same_src_and_dst")
-        done = Transfer.get_or_none(Transfer.trans_number == trans)
-        if done is not None:
-            if done.src_account_id == src.id and done.dst_account_id == dst.id:
-                raise Reply("success", "already_done")
-            raise Reply("bad_transaction", "another_trans_exists")
-        if src.balance <= 0:
-            raise Reply("success", "nothing_to_transfer")
-        if src.reserved != 0:
-            raise Reply("not_available", "reserved_funds_present")
+
+        def done() -> bool | None:
+            earlier = Transfer.get_or_none(Transfer.trans_number == trans)
+            return None if earlier is None else (earlier.src_account_id == src.id
+                                                 and earlier.dst_account_id == dst.id)
+
+        checks.check_transfer(src.id == dst.id, done, src.balance, src.reserved)
         amount = src.balance
         src.balance = ZERO
         src.save()
@@ -450,9 +402,7 @@ class ParkingApi:
         if len(orders) != 1:
             raise Reply("not_available")
         order = orders[0]
-        if (pricing.never_paid(order.start_ts, order.paid_until_ts)
-                or call.now >= order.paid_until_ts + pricing.GRACE):
-            raise Reply("not_enough_paid")
+        checks.check_leaving(call, order.start_ts, order.paid_until_ts)
         order.finish_ts = call.now
         order.save()
         self._add_places(product.id, +1)

@@ -23,28 +23,13 @@ from typing import Any
 
 from dbstand.sql.paramstyle import to_paramstyle
 from dbstand.targets.url import TargetURL
-from dbstand.workloads.parking import db, pricing, schema
-from dbstand.workloads.parking.protocol import (
-    TICKETS,
-    Answer,
-    Call,
-    Reply,
-    check_payable,
-    payment_terms,
-    refusal,
-    success,
-)
-from dbstand.workloads.parking.values import (
-    money_text,
-    to_money,
-    to_ts,
-    ts_text,
-    unix_seconds,
-)
+from dbstand.workloads.parking import checks, db, pricing, schema
+from dbstand.workloads.parking.checks import ZERO
+from dbstand.workloads.parking.protocol import TICKETS, Answer, Call, Reply, refusal, success
+from dbstand.workloads.parking.values import money_text, to_money, to_ts, ts_text
 
 sql_log = logging.getLogger("dbstand.workloads.parking.sql")
 _random = random.SystemRandom()
-ZERO = Decimal(0)
 
 
 class Tx:
@@ -133,20 +118,9 @@ def _release_consume(tx: Tx, payment_id: int, spend: bool) -> None:
                ZERO, consume_id)
 
 
-def _session_minutes(call: Call) -> int:
-    minutes = pricing.session_minutes(call.version, call.field("duration"))
-    if minutes is None:
-        raise refusal("invalid_duration")
-    return minutes
-
-
 # --- the functions -----------------------------------------------------------------
 def get_service_info(tx: Tx, call: Call) -> Answer:
-    user_id = call.param("user_id")
-    if call.version >= 1 and not user_id:
-        raise refusal("invalid_user_id")
-    if call.version == 1 and not call.field("plate"):
-        raise refusal("invalid_registration_plate")
+    user_id = checks.service_info_user(call)
     name = call.field("parking")
     product = tx.one("SELECT id, places_avail, price FROM {product} WHERE name = ?",
                      name) if name else None
@@ -166,40 +140,29 @@ def get_service_info(tx: Tx, call: Call) -> Answer:
         minutes = pricing.ticket_minutes(start, paid_until, call.now)
         paid_minutes = pricing.minutes_between(start, paid_until)
     else:
-        start, minutes, hourly = call.now, _session_minutes(call), to_money(price)
-    info: dict[str, Any] = {"available_places": places}
-    if call.version >= 1:
-        info["start_ts"] = f"{unix_seconds(start)}.000"
-        info["duration"] = minutes
-        if paid_minutes is not None:
-            info["paid_duration"] = paid_minutes
-    if call.version >= 2:
+        start, minutes, hourly = call.now, checks.session_minutes(call), to_money(price)
+
+    def balance() -> Decimal | None:
         account = tx.one("SELECT balance FROM {account} WHERE user_eid = ?", user_id)
-        info["balance"] = pricing.fmt_money(to_money(account[0]) if account else ZERO)
-    return success(price=pricing.fmt_money(pricing.cost(minutes, hourly)), info=info)
+        return to_money(account[0]) if account else None
+
+    return checks.service_info(call, places, start, minutes, hourly, paid_minutes, balance)
 
 
 def create_reservation(tx: Tx, call: Call) -> Answer:
-    user_id = call.param("user_id")
-    if call.version >= 1 and not user_id:
-        raise refusal("invalid_user_id")
-    ticket, plate = call.field("ticket"), call.field("plate")
-    if not plate and (call.version >= 1 or not ticket):
-        raise refusal("invalid_registration_plate")
+    user_id, ticket, plate = checks.reservation_request(call)
     name = call.field("parking")
     product = tx.one("SELECT id, places_avail, price FROM {product} WHERE name = ?{lock}",
                      name) if name else None
     if product is None:
         raise refusal("invalid_parking_id")
     product_id, places, product_price = product
-    price, from_balance, trans = payment_terms(call)
+    price, from_balance, trans = checks.payment_terms(call)
     replay = tx.one("SELECT p.amount, o.product_id FROM {payment} p "
                     "JOIN {order} o ON o.id = p.order_id WHERE p.trans_number = ?", trans)
     if replay is not None:
-        if ("no-idempotent-replay" not in call.broken and to_money(replay[0]) == price
-                and replay[1] == product_id):
-            raise Reply("success")
-        raise Reply("bad_transaction")
+        checks.check_replay(call, lambda: to_money(replay[0]) == price
+                            and replay[1] == product_id)
     if ticket:
         order = tx.one("SELECT id, start_ts, paid_until_ts, finish_ts, price FROM {order} "
                        "WHERE product_id = ? AND ticket_number = ?{lock}", product_id, ticket)
@@ -211,10 +174,9 @@ def create_reservation(tx: Tx, call: Call) -> Answer:
         minutes = pricing.ticket_minutes(start, to_ts(order[2]), call.now)
     else:
         order_id, start = None, call.now
-        minutes, hourly = _session_minutes(call), to_money(product_price)
+        minutes, hourly = checks.session_minutes(call), to_money(product_price)
     total = pricing.cost(minutes, hourly)
-    if total != price and "skip-price-check" not in call.broken:
-        raise Reply("wrong_price")
+    checks.check_price(call, total, price)
     if order_id is None:
         if places <= 0:  # a ticket holder is inside already: only new sessions need one
             raise Reply("not_available")
@@ -235,13 +197,7 @@ def create_reservation(tx: Tx, call: Call) -> Answer:
                from_balance)
         tx.run("UPDATE {account} SET reserved = ? WHERE id = ?", reserved + from_balance,
                account_id)
-    answer = success()
-    if call.version >= 1:
-        info: dict[str, Any] = {"start_ts": f"{unix_seconds(start)}.000", "duration": minutes}
-        if ticket:
-            info["paid_duration"] = 0
-        answer.update(price=pricing.fmt_money(total), info=info)
-    return answer
+    return checks.reservation_answer(call, start, minutes, total, ticket)
 
 
 def pay_reservation(tx: Tx, call: Call) -> Answer:
@@ -249,7 +205,7 @@ def pay_reservation(tx: Tx, call: Call) -> Answer:
     row = tx.one(_PAYMENT, trans) if trans else None
     if row is None:
         raise Reply("bad_transaction")
-    check_payable(call, paid=row[3] is not None, cancelled=row[4] is not None)
+    checks.check_payable(call, paid=row[3] is not None, cancelled=row[4] is not None)
     (payment_id, hours, amount, _, _, order_id, product_id, _, ticket, plate, _, paid_until,
      finish, paid_amount) = row
     paid_until = to_ts(paid_until) + pricing.hours_delta(to_money(hours))
@@ -297,12 +253,8 @@ def stop_service(tx: Tx, call: Call) -> Answer:
     order_id, user_eid, start, paid_until, paid_amount = (row[5], row[7], to_ts(row[10]),
                                                           to_ts(row[11]), to_money(row[13]))
     receipt = tx.one("SELECT amount FROM {account_receipt} WHERE src_order_id = ?", order_id)
-    if receipt is not None:
-        raise Reply("success", delta_amount=pricing.fmt_money(to_money(receipt[0])))
-    if paid_until <= call.now:
-        raise Reply("success", delta_amount="0.00")
-    if not user_eid:
-        raise Reply("bad_transaction")  # no account to credit (a v0 session without user)
+    refunded = None if receipt is None else to_money(receipt[0])
+    checks.check_refundable(call, refunded, paid_until, user_eid)
     delta = pricing.refund(paid_amount, start, paid_until, call.now)
     account_id, balance, _ = _account_for_update(tx, user_eid)
     tx.run("INSERT INTO {account_receipt} (ts, account_id, src_order_id, amount) "
@@ -322,10 +274,7 @@ def get_user_account(tx: Tx, call: Call) -> Answer:
 
 
 def account_transfer(tx: Tx, call: Call) -> Answer:
-    trans, src_eid, dst_eid = (call.param(n) for n in
-                               ("transaction_id", "src_user_id", "dst_user_id"))
-    if not (trans and src_eid and dst_eid):
-        raise Reply("bad_transaction")
+    trans, src_eid, dst_eid = checks.transfer_request(call)
     # both accounts locked by one read in user id order (no deadlock between opposite
     # transfers); the missing ones created
     rows = tx.all("SELECT user_eid, id, balance, reserved FROM {account} "
@@ -335,18 +284,13 @@ def account_transfer(tx: Tx, call: Call) -> Answer:
         accounts[eid] = (tx.insert("INSERT INTO {account} (user_eid, balance, reserved) "
                                    "VALUES (?, ?, ?)", eid, ZERO, ZERO), ZERO, ZERO)
     (src_id, balance, reserved), (dst_id, dst_balance, _) = accounts[src_eid], accounts[dst_eid]
-    if src_id == dst_id:
-        raise Reply("bad_transaction", "same_src_and_dst")
-    done = tx.one("SELECT src_account_id, dst_account_id FROM {account_transfer} "
-                  "WHERE trans_number = ?", trans)
-    if done is not None:
-        if tuple(done) == (src_id, dst_id):
-            raise Reply("success", "already_done")
-        raise Reply("bad_transaction", "another_trans_exists")
-    if balance <= 0:
-        raise Reply("success", "nothing_to_transfer")
-    if reserved != 0:
-        raise Reply("not_available", "reserved_funds_present")
+
+    def done() -> bool | None:
+        row = tx.one("SELECT src_account_id, dst_account_id FROM {account_transfer} "
+                     "WHERE trans_number = ?", trans)
+        return None if row is None else tuple(row) == (src_id, dst_id)
+
+    checks.check_transfer(src_id == dst_id, done, balance, reserved)
     tx.run("UPDATE {account} SET balance = ? WHERE id = ?", ZERO, src_id)
     tx.run("UPDATE {account} SET balance = ? WHERE id = ?", dst_balance + balance, dst_id)
     tx.run("INSERT INTO {account_transfer} (ts, trans_number, src_account_id, dst_account_id, "
@@ -384,8 +328,7 @@ def leave_parking(tx: Tx, call: Call) -> Answer:
     if len(orders) != 1:
         raise Reply("not_available")
     order_id, start, paid_until = orders[0][0], to_ts(orders[0][1]), to_ts(orders[0][2])
-    if pricing.never_paid(start, paid_until) or call.now >= paid_until + pricing.GRACE:
-        raise Reply("not_enough_paid")
+    checks.check_leaving(call, start, paid_until)
     tx.run("UPDATE {order} SET finish_ts = ? WHERE id = ?", call.now, order_id)
     tx.run("UPDATE {product} SET places_avail = places_avail + 1 WHERE id = ?", product[0])
     return success()

@@ -34,21 +34,12 @@ from sqlalchemy.orm import (
 from dbstand.drivers.endpoint import endpoint
 from dbstand.targets.sqlite.path import path_of
 from dbstand.targets.url import TargetURL
-from dbstand.workloads.parking import db, pricing
-from dbstand.workloads.parking.protocol import (
-    TICKETS,
-    Answer,
-    Call,
-    Reply,
-    check_payable,
-    payment_terms,
-    refusal,
-    success,
-)
+from dbstand.workloads.parking import checks, db, pricing
+from dbstand.workloads.parking.checks import ZERO
+from dbstand.workloads.parking.protocol import TICKETS, Answer, Call, Reply, refusal, success
 from dbstand.workloads.parking.schema import table_name
-from dbstand.workloads.parking.values import money_text, to_money, to_ts, ts_text, unix_seconds
+from dbstand.workloads.parking.values import money_text, to_money, to_ts, ts_text
 
-ZERO = Decimal(0)
 _random = random.SystemRandom()
 
 
@@ -240,20 +231,9 @@ class ParkingApi:
             consume.amount = ZERO
         consume.is_reserved = 0
 
-    @staticmethod
-    def _session_minutes(call: Call) -> int:
-        minutes = pricing.session_minutes(call.version, call.field("duration"))
-        if minutes is None:
-            raise refusal("invalid_duration")
-        return minutes
-
     # --- the functions -----------------------------------------------------------------
     def get_service_info(self, s: Session, call: Call) -> Answer:
-        user_id = call.param("user_id")
-        if call.version >= 1 and not user_id:
-            raise refusal("invalid_user_id")
-        if call.version == 1 and not call.field("plate"):
-            raise refusal("invalid_registration_plate")
+        user_id = checks.service_info_user(call)
         name = call.field("parking")
         product = s.scalars(sa.select(self.m.Product).filter_by(name=name)).one_or_none() \
             if name else None
@@ -265,49 +245,39 @@ class ParkingApi:
             start, hourly = order.start_ts, order.price
             minutes = pricing.ticket_minutes(order.start_ts, order.paid_until_ts, call.now)
         else:
-            start, hourly, minutes = call.now, product.price, self._session_minutes(call)
-        info: dict[str, Any] = {"available_places": product.places_avail}
-        if call.version >= 1:
-            info["start_ts"] = f"{unix_seconds(start)}.000"
-            info["duration"] = minutes
-            if order is not None:
-                info["paid_duration"] = pricing.minutes_between(order.start_ts,
-                                                                order.paid_until_ts)
-        if call.version >= 2:
+            start, hourly, minutes = call.now, product.price, checks.session_minutes(call)
+        paid = None if order is None else pricing.minutes_between(order.start_ts,
+                                                                  order.paid_until_ts)
+
+        def balance() -> Decimal | None:
             account = s.scalars(sa.select(self.m.Account)
                                 .filter_by(user_eid=user_id)).one_or_none()
-            info["balance"] = pricing.fmt_money(account.balance if account else ZERO)
-        return success(price=pricing.fmt_money(pricing.cost(minutes, hourly)), info=info)
+            return account.balance if account else None
+
+        return checks.service_info(call, product.places_avail, start, minutes, hourly, paid,
+                                   balance)
 
     def create_reservation(self, s: Session, call: Call) -> Answer:
         m = self.m
-        user_id = call.param("user_id")
-        if call.version >= 1 and not user_id:
-            raise refusal("invalid_user_id")
-        ticket, plate = call.field("ticket"), call.field("plate")
-        if not plate and (call.version >= 1 or not ticket):
-            raise refusal("invalid_registration_plate")
+        user_id, ticket, plate = checks.reservation_request(call)
         name = call.field("parking")
         product = s.scalars(sa.select(m.Product).filter_by(name=name)
                             .with_for_update()).one_or_none() if name else None
         if product is None:
             raise refusal("invalid_parking_id")
-        price, from_balance, trans = payment_terms(call)
+        price, from_balance, trans = checks.payment_terms(call)
         existing = s.scalars(sa.select(m.Payment).filter_by(trans_number=trans)).one_or_none()
         if existing is not None:
-            if ("no-idempotent-replay" not in call.broken and existing.amount == price
-                    and existing.order.product is product):
-                raise Reply("success")
-            raise Reply("bad_transaction")
+            checks.check_replay(call, lambda: existing.amount == price
+                                and existing.order.product is product)
         if ticket:
             order = self._ticket_order(s, product, ticket, lock=True)
             hourly = order.price
             minutes = pricing.ticket_minutes(order.start_ts, order.paid_until_ts, call.now)
         else:
-            order, hourly, minutes = None, product.price, self._session_minutes(call)
+            order, hourly, minutes = None, product.price, checks.session_minutes(call)
         total = pricing.cost(minutes, hourly)
-        if total != price and "skip-price-check" not in call.broken:
-            raise Reply("wrong_price")
+        checks.check_price(call, total, price)
         if order is None:
             if product.places_avail <= 0:  # a ticket holder is inside already
                 raise Reply("not_available")
@@ -325,20 +295,13 @@ class ParkingApi:
             s.add(m.AccountConsume(account=account, payment=payment, ts=call.now,
                                    amount=from_balance, is_reserved=1))
             account.reserved += from_balance
-        answer = success()
-        if call.version >= 1:
-            info: dict[str, Any] = {"start_ts": f"{unix_seconds(order.start_ts)}.000",
-                                    "duration": minutes}
-            if ticket:
-                info["paid_duration"] = 0
-            answer.update(price=pricing.fmt_money(total), info=info)
-        return answer
+        return checks.reservation_answer(call, order.start_ts, minutes, total, ticket)
 
     def pay_reservation(self, s: Session, call: Call) -> Answer:
         payment = self._payment_for_update(s, call)
         if payment is None:
             raise Reply("bad_transaction")
-        check_payable(call, paid=payment.payment_ts is not None,
+        checks.check_payable(call, paid=payment.payment_ts is not None,
                       cancelled=payment.cancel_ts is not None)
         order = payment.order
         payment.payment_ts = call.now
@@ -378,12 +341,8 @@ class ParkingApi:
         order = payment.order
         if order.ticket_number is not None:
             raise Reply("bad_transaction")
-        if order.receipts:
-            raise Reply("success", delta_amount=pricing.fmt_money(order.receipts[0].amount))
-        if order.paid_until_ts <= call.now:
-            raise Reply("success", delta_amount="0.00")
-        if not order.user_eid:
-            raise Reply("bad_transaction")  # no account to credit (a v0 session without user)
+        checks.check_refundable(call, order.receipts[0].amount if order.receipts else None,
+                                order.paid_until_ts, order.user_eid)
         delta = pricing.refund(order.paid_amount, order.start_ts, order.paid_until_ts,
                                call.now)
         account = self._account_for_update(s, order.user_eid)
@@ -402,10 +361,7 @@ class ParkingApi:
 
     def account_transfer(self, s: Session, call: Call) -> Answer:
         m = self.m
-        trans, src_eid, dst_eid = (call.param(n) for n in
-                                   ("transaction_id", "src_user_id", "dst_user_id"))
-        if not (trans and src_eid and dst_eid):
-            raise Reply("bad_transaction")
+        trans, src_eid, dst_eid = checks.transfer_request(call)
         # both accounts locked by one query, in user id order (no deadlock between
         # opposite transfers); missing ones created
         eids = sorted({src_eid, dst_eid})
@@ -417,18 +373,13 @@ class ParkingApi:
                 accounts[eid] = m.Account(user_eid=eid, balance=ZERO, reserved=ZERO)
                 s.add(accounts[eid])
         src, dst = accounts[src_eid], accounts[dst_eid]
-        if src is dst:
-            raise Reply("bad_transaction", "same_src_and_dst")
-        done = s.scalars(sa.select(m.AccountTransfer)
-                         .filter_by(trans_number=trans)).one_or_none()
-        if done is not None:
-            if done.src is src and done.dst is dst:
-                raise Reply("success", "already_done")
-            raise Reply("bad_transaction", "another_trans_exists")
-        if src.balance <= 0:
-            raise Reply("success", "nothing_to_transfer")
-        if src.reserved != 0:
-            raise Reply("not_available", "reserved_funds_present")
+
+        def done() -> bool | None:
+            earlier = s.scalars(sa.select(m.AccountTransfer)
+                                .filter_by(trans_number=trans)).one_or_none()
+            return None if earlier is None else earlier.src is src and earlier.dst is dst
+
+        checks.check_transfer(src is dst, done, src.balance, src.reserved)
         amount = src.balance
         dst.balance += amount
         src.balance = ZERO
@@ -467,9 +418,7 @@ class ParkingApi:
         if len(orders) != 1:
             raise Reply("not_available")
         order = orders[0]
-        if (pricing.never_paid(order.start_ts, order.paid_until_ts)
-                or call.now >= order.paid_until_ts + pricing.GRACE):
-            raise Reply("not_enough_paid")
+        checks.check_leaving(call, order.start_ts, order.paid_until_ts)
         order.finish_ts = call.now
         product.places_avail += 1
         return success()

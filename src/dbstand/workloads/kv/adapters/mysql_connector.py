@@ -6,8 +6,6 @@ Two protocols: `text` (the default cursor: statements sent as text) and `prepare
 
 from __future__ import annotations
 
-from typing import Any
-
 import mysql.connector
 
 from dbstand.drivers import mysql_connector as mysql_connector_driver
@@ -30,10 +28,8 @@ def implementation() -> str:
 class MysqlConnectorKv(DbApiKvClient):
     stack = "mysql-connector-python"
     paramstyle = "format"
+    driver = mysql_connector_driver
     protocol: str | None = "text"
-
-    def _open(self) -> Any:
-        return mysql_connector_driver.connect(self.target)
 
     def operation(self, op: str) -> Op:
         if self.protocol != "prepared":

@@ -3,8 +3,6 @@ parameters interpolated client-side)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import MySQLdb
 
 from dbstand.drivers import mysqlclient as mysqlclient_driver
@@ -14,9 +12,7 @@ from dbstand.workloads.kv.dbapi import DbApiKvClient
 class MysqlclientKv(DbApiKvClient):
     stack = "mysqlclient"
     paramstyle = "format"
-
-    def _open(self) -> Any:
-        return mysqlclient_driver.connect(self.target)
+    driver = mysqlclient_driver
 
     def describe(self) -> str:
         version = ".".join(map(str, MySQLdb.version_info[:3]))

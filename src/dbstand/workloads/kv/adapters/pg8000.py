@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from dbstand.drivers import pg8000 as pg8000_driver
 from dbstand.workloads.kv.dbapi import DbApiKvClient
 
@@ -11,6 +9,4 @@ from dbstand.workloads.kv.dbapi import DbApiKvClient
 class Pg8000Kv(DbApiKvClient):
     stack = "pg8000"
     paramstyle = "format"
-
-    def _open(self) -> Any:
-        return pg8000_driver.connect(self.target)
+    driver = pg8000_driver

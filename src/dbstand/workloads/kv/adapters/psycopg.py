@@ -13,9 +13,7 @@ from dbstand.workloads.kv.dbapi import DbApiKvClient
 class PsycopgKv(DbApiKvClient):
     stack = "psycopg"
     paramstyle = "format"
-
-    def _open(self) -> Any:
-        return psycopg_driver.connect(self.target)
+    driver = psycopg_driver
 
     def server_facts(self) -> dict[str, Any]:
         facts = super().server_facts()

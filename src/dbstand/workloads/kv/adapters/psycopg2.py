@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from dbstand.drivers import psycopg2 as psycopg2_driver
 from dbstand.workloads.kv.dbapi import DbApiKvClient
 
@@ -11,6 +9,4 @@ from dbstand.workloads.kv.dbapi import DbApiKvClient
 class Psycopg2Kv(DbApiKvClient):
     stack = "psycopg2"
     paramstyle = "format"
-
-    def _open(self) -> Any:
-        return psycopg2_driver.connect(self.target)
+    driver = psycopg2_driver

@@ -3,8 +3,6 @@ parameter interpolation)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pymysql
 
 from dbstand.drivers import pymysql as pymysql_driver
@@ -14,9 +12,7 @@ from dbstand.workloads.kv.dbapi import DbApiKvClient
 class PyMySqlKv(DbApiKvClient):
     stack = "pymysql"
     paramstyle = "format"
-
-    def _open(self) -> Any:
-        return pymysql_driver.connect(self.target)
+    driver = pymysql_driver
 
     def describe(self) -> str:
         return f"PyMySQL {pymysql.__version__} (pure Python, text protocol)"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from dbstand.drivers import sqlite3 as sqlite3_driver
 from dbstand.workloads.kv.dbapi import DbApiKvClient
 
@@ -11,7 +9,5 @@ from dbstand.workloads.kv.dbapi import DbApiKvClient
 class Sqlite3Kv(DbApiKvClient):
     stack = "sqlite3"
     paramstyle = "qmark"
-
-    def _open(self) -> Any:
-        # autocommit: each operation its own transaction; dbstand batches with BEGIN/COMMIT
-        return sqlite3_driver.connect(self.target)
+    # autocommit: each operation its own transaction; dbstand batches with BEGIN/COMMIT
+    driver = sqlite3_driver

@@ -57,6 +57,15 @@ func minutesOfHours(hours decimal.Decimal) int64 {
 	return hours.Mul(sixty).Floor().IntPart()
 }
 
+// neverPaid: no paid time on an order (PAID_UNTIL still at START).
+func neverPaid(start, paidUntil time.Time) bool { return !paidUntil.After(start) }
+
+// ticketMinutes is the rounded minutes a ticket owes now: the time overdue past
+// PAID_UNTIL, a first hour's when never paid.
+func ticketMinutes(start, paidUntil, now time.Time) int64 {
+	return roundedMinutes(overdueMinutes(paidUntil, now), neverPaid(start, paidUntil))
+}
+
 // overdueMinutes is the whole minutes past paidUntil (0 if not passed).
 func overdueMinutes(paidUntil, now time.Time) int64 {
 	seconds := int64(now.Sub(paidUntil) / time.Second)

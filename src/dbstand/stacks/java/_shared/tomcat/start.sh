@@ -2,51 +2,12 @@
 # Shared by java-tomcat-servlet and java-tomcat-jsp (the same Tomcat base: only the
 # webapp the stack's build lays out differs).
 # Runs Debian's Tomcat 10 in the foreground (`catalina.sh run`, exec'd: SIGTERM to the
-# process group stops it) from a CATALINA_BASE generated in the work dir:
-# - one HTTP/1.1 connector on 127.0.0.1:$DBSTAND_PORT, no shutdown port (-1);
-# - a thread pool of 4 x DBSTAND_WORKERS threads (at least 4);
-# - the build's exploded web application as the ROOT context, with the static folder
-#   mounted into it (the default servlet serves /file.html from there);
-# - MariaDB as a DBCP pool under JNDI (jdbc/world), as many connections as threads.
-# The database password is read from DBSTAND_DB_PASSWORD_FILE into the context file
-# only (mode 0600); it never reaches the environment or a command line.
+# process group stops it) from the CATALINA_BASE base.sh generates in the work dir,
+# with one HTTP/1.1 connector on 127.0.0.1:$DBSTAND_PORT and, with DBSTAND_LOGGING=1,
+# an access log valve writing DBSTAND_LOG_FILE.
 set -eu
 
-home=/usr/share/tomcat10
-base="$DBSTAND_WORK_DIR/tomcat"
-webapp="$DBSTAND_BUILD_DIR/webapp"
-workers="${DBSTAND_WORKERS:-$(nproc)}"
-threads=$((workers * 4))
-[ "$threads" -ge 4 ] || threads=4
-
-# Escapes a value for an XML attribute (printf is a shell builtin: nothing on argv).
-xml() { printf '%s' "$1" | sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' \
-    -e 's/"/\&quot;/g' -e "s/'/\&apos;/g"; }
-
-umask 077
-mkdir -p "$base/conf/Catalina/localhost" "$base/lib" "$base/logs" "$base/temp" \
-    "$base/work" "$base/webapps"
-
-cat > "$base/conf/catalina.properties" <<EOF
-common.loader="\${catalina.base}/lib","\${catalina.base}/lib/*.jar","\${catalina.home}/lib","\${catalina.home}/lib/*.jar","/usr/share/java/mariadb-java-client.jar"
-server.loader=
-shared.loader=
-tomcat.util.scan.StandardJarScanFilter.jarsToSkip=*.jar
-tomcat.util.scan.StandardJarScanFilter.jarsToScan=
-EOF
-
-cat > "$base/conf/logging.properties" <<'EOF'
-handlers = 1catalina.org.apache.juli.AsyncFileHandler, java.util.logging.ConsoleHandler
-.handlers = 1catalina.org.apache.juli.AsyncFileHandler, java.util.logging.ConsoleHandler
-1catalina.org.apache.juli.AsyncFileHandler.level = INFO
-1catalina.org.apache.juli.AsyncFileHandler.directory = ${catalina.base}/logs
-1catalina.org.apache.juli.AsyncFileHandler.prefix = catalina.
-java.util.logging.ConsoleHandler.level = INFO
-java.util.logging.ConsoleHandler.formatter = org.apache.juli.OneLineFormatter
-EOF
-
-# The container-wide defaults (default servlet, JSP servlet, MIME types) as packaged.
-ln -sf "$home/etc/web.xml" "$base/conf/web.xml"
+. "$(dirname "$0")/base.sh"   # home, threads, xml, tomcat_base
 
 valve=""
 if [ "${DBSTAND_LOGGING:-0}" = 1 ]; then
@@ -56,56 +17,7 @@ if [ "${DBSTAND_LOGGING:-0}" = 1 ]; then
           pattern=\"%h %l %u %t &quot;%r&quot; %s %b %D\"/>"
 fi
 
-cat > "$base/conf/server.xml" <<EOF
-<?xml version="1.0" encoding="UTF-8"?>
-<Server port="-1" shutdown="SHUTDOWN">
-  <Listener className="org.apache.catalina.startup.VersionLoggerListener" logArgs="false"/>
-  <Listener className="org.apache.catalina.core.JreMemoryLeakPreventionListener"/>
-  <Listener className="org.apache.catalina.core.ThreadLocalLeakPreventionListener"/>
-  <Service name="Catalina">
-    <Executor name="workers" namePrefix="http-exec-" maxThreads="$threads"
-              minSpareThreads="$threads"/>
-    <Connector executor="workers" protocol="HTTP/1.1" address="127.0.0.1"
-               port="$DBSTAND_PORT" server="Apache-Tomcat/10.1"
-               maxKeepAliveRequests="-1" connectionTimeout="20000"/>
-    <Engine name="Catalina" defaultHost="localhost">
-      <Host name="localhost" appBase="webapps" unpackWARs="false" autoDeploy="false"
-            deployOnStartup="true">
-        $valve
-      </Host>
-    </Engine>
-  </Service>
-</Server>
-EOF
-
-resource=""
-if [ "${DBSTAND_DB_KIND:-}" = mysql ]; then
-    password="$(cat "$DBSTAND_DB_PASSWORD_FILE")"
-    url="jdbc:mariadb://$DBSTAND_DB_HOST:$DBSTAND_DB_PORT/$DBSTAND_DB_NAME"
-    resource="<Resource name=\"jdbc/world\" auth=\"Container\" type=\"javax.sql.DataSource\"
-            factory=\"org.apache.tomcat.dbcp.dbcp2.BasicDataSourceFactory\"
-            driverClassName=\"org.mariadb.jdbc.Driver\" url=\"$(xml "$url")\"
-            username=\"$(xml "$DBSTAND_DB_USER")\" password=\"$(xml "$password")\"
-            initialSize=\"$threads\" maxTotal=\"$threads\" maxIdle=\"$threads\"
-            minIdle=\"0\" maxWaitMillis=\"10000\" testOnBorrow=\"false\"/>"
-    unset password
-fi
-
-cat > "$base/conf/Catalina/localhost/ROOT.xml" <<EOF
-<?xml version="1.0" encoding="UTF-8"?>
-<Context docBase="$(xml "$webapp")" reloadable="false">
-  <Resources cachingAllowed="true">
-    <PostResources className="org.apache.catalina.webresources.DirResourceSet"
-                   base="$(xml "$DBSTAND_STATIC_DIR")" webAppMount="/" readOnly="true"/>
-  </Resources>
-  <Manager pathname=""/>
-  <JarScanner scanManifest="false" scanClassPath="false"/>
-  $resource
-</Context>
-EOF
-
-export CATALINA_HOME="$home" CATALINA_BASE="$base" CATALINA_TMPDIR="$base/temp"
-# No hsperfdata files in /tmp; exit at once if the connector cannot bind.
-export CATALINA_OPTS="-Xms64m -Xmx256m -XX:-UsePerfData -Djava.awt.headless=true \
--Dorg.apache.catalina.startup.EXIT_ON_INIT_FAILURE=true"
+tomcat_base http-exec "<Connector executor=\"workers\" protocol=\"HTTP/1.1\" address=\"127.0.0.1\"
+               port=\"$DBSTAND_PORT\" server=\"Apache-Tomcat/10.1\"
+               maxKeepAliveRequests=\"-1\" connectionTimeout=\"20000\"/>" "$valve"
 exec "$home/bin/catalina.sh" run

@@ -1,0 +1,59 @@
+"""The machine's own speed beside a case (engine/machine_speed.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbstand.engine import Benchmark, EngineConfig, run_benchmark
+from dbstand.engine.machine_speed import SpeedTrace, loop_rate, runs_for_target, unsteady_note
+
+
+def test_the_loop_rate_is_a_positive_rate_over_about_the_asked_time() -> None:
+    assert loop_rate(0.002) > 0
+
+
+@pytest.mark.parametrize(("cv", "target", "runs"), [
+    (0.0, 3.0, 2),        # a steady machine: the least a mean needs
+    (3.0, 3.0, 4),        # (1.96 * 1)^2 = 3.84
+    (15.0, 3.0, 97),      # (1.96 * 5)^2 = 96.04: the spread seen on a shared 2-core VM
+    (15.0, 5.0, 35),      # (1.96 * 3)^2 = 34.57
+])
+def test_runs_for_target_follows_the_normal_interval(cv: float, target: float,
+                                                     runs: int) -> None:
+    assert runs_for_target(cv, target) == runs
+
+
+def test_a_trace_keeps_the_spread_and_its_tie_to_the_runs() -> None:
+    trace = SpeedTrace(rates=[100.0, 120.0, 80.0, 100.0])
+    rec = trace.record([10.0, 12.0, 8.0, 10.0], target_pct=3.0)
+    assert rec is not None
+    assert rec["samples"] == 4 and rec["min_over_max"] == pytest.approx(80 / 120, abs=1e-3)
+    assert rec["cv_pct"] == pytest.approx(16.33, abs=0.01)
+    assert rec["r_with_throughput"] == pytest.approx(1.0)      # the runs followed the CPU
+    assert rec["runs_for_target"] == runs_for_target(rec["cv_pct"], 3.0)
+    # runs that moved against the CPU's speed
+    assert trace.record([8.0, 7.0, 9.0, 8.0], 3.0)["r_with_throughput"] < 0
+    # the stop rule counted the trailing runs only: the trailing samples are matched
+    assert trace.record([12.0, 8.0, 10.0], 3.0)["samples"] == 3
+    assert SpeedTrace(rates=[1.0]).record([1.0], 3.0) is None  # one reading: no spread
+
+
+def test_every_counted_iteration_gets_a_reading() -> None:
+    cfg = EngineConfig(revs=500, min_iterations=3, max_iterations=5, target_ci_pct=50.0)
+    m = run_benchmark(Benchmark("sum", lambda n: sum(range(n)), lambda i: [100] * 500), cfg)
+    assert m.machine_speed is not None
+    assert m.machine_speed["samples"] == m.summary.n
+    assert m.machine_speed["cv_pct"] >= 0 and m.machine_speed["runs_for_target"] >= 2
+
+
+def test_the_note_speaks_of_unstable_cases_only() -> None:
+    steady = {"unstable": False, "machine_speed": {"cv_pct": 1.0, "r_with_throughput": 0.1,
+                                                   "runs_for_target": 2}}
+    assert unsteady_note([steady]) is None
+    wide = [{"unstable": True, "machine_speed": {"cv_pct": cv, "r_with_throughput": r,
+                                                 "runs_for_target": n}}
+            for cv, r, n in ((12.0, 0.8, 62), (18.5, 0.9, 146))]
+    line = unsteady_note([steady, *wide])
+    assert line is not None
+    assert "2 UNSTABLE case(s)" in line and "12.0-18.5%" in line
+    assert "r +0.80 to +0.90" in line and "146 runs" in line
