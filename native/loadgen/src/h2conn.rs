@@ -139,8 +139,10 @@ async fn open(sh: &Shared) -> Result<(Sender, Option<Handshake>), Failure> {
 /// Open a stream for one request; None when the connection takes no more
 /// streams (the server said GOAWAY, e.g. nginx after `keepalive_requests`, or
 /// the connection broke): nothing was sent, so nothing failed.
-async fn send(sender: Sender, req: &H2Request) -> Option<h2::client::ResponseFuture> {
-    let mut sender = sender.ready().await.ok()?;
+/// The stream task's own handle is reused: a clone per request would take the
+/// connection's lock twice more (h2 counts handles under it).
+async fn send(sender: &mut Sender, req: &H2Request) -> Option<h2::client::ResponseFuture> {
+    std::future::poll_fn(|cx| sender.poll_ready(cx)).await.ok()?;
     let no_body = req.body.is_empty();
     let (response, mut stream) = sender.send_request(req.build(), no_body).ok()?;
     if !no_body {
@@ -219,7 +221,7 @@ pub async fn closed_connection(sh: Rc<Shared>, probe: bool) {
         let broken = Rc::new(Cell::new(false));
         let mut tasks = Vec::with_capacity(req.streams);
         for _ in 0..req.streams {
-            let (sh, req, sender) = (sh.clone(), req.clone(), sender.clone());
+            let (sh, req, mut sender) = (sh.clone(), req.clone(), sender.clone());
             let (pending, broken, probe) = (pending.clone(), broken.clone(), probe.clone());
             tasks.push(tokio::task::spawn_local(async move {
                 let mut timer = Timer::new(sh.cfg.timeout);
@@ -229,7 +231,7 @@ pub async fn closed_connection(sh: Rc<Shared>, probe: bool) {
                     if broken.get() || sh.over(start) || !sh.take_ticket() {
                         return;
                     }
-                    let Some(response) = send(sender.clone(), &req).await else {
+                    let Some(response) = send(&mut sender, &req).await else {
                         sh.give_back_ticket();
                         broken.set(true);
                         return;

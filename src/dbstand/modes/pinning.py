@@ -13,7 +13,8 @@ docquery and parking) gets the same placement, recorded with the case:
   children, e.g. a processes mode's workers);
 - `stack`: a served workload's server stack (its whole process tree);
 - `database`: the database server's process tree;
-- `proxy`: a proxy dbstand started on a case's path;
+- `proxy`: a proxy dbstand started on a case's path (Toxiproxy for `--db-rtt`, a TLS
+  terminator in front of a stack for `--tls on`);
 - `profiler`: a profiled case's py-spy and perf processes, jcmd, and JFR's own threads
   inside a JVM (the profiling session starts them on these CPUs while the case is placed).
 

@@ -168,7 +168,7 @@ class ManagedToxiproxy(ManagedServer):
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
                 raise ServerError(f"Toxiproxy exited with code {self._proc.returncode} "
-                                  f"before it was ready: {_last_line(log_path)}")
+                                  f"before it was ready: {last_line(log_path)}")
             try:
                 if self.api.version():
                     return
@@ -176,14 +176,15 @@ class ManagedToxiproxy(ManagedServer):
                 pass
             time.sleep(0.05)
         raise ServerError(f"Toxiproxy did not answer on {self.host}:{self.port} within "
-                          f"{START_TIMEOUT_S:.0f} s: {_last_line(log_path)}")
+                          f"{START_TIMEOUT_S:.0f} s: {last_line(log_path)}")
 
     def _stop(self, record: ServerRecord) -> None:
         if pid_running(record.pid):
             stop_process(record.pid, self._proc, timeout_s=10.0)
 
 
-def _last_line(path: Path) -> str:
+def last_line(path: Path) -> str:
+    """The last line of a server's log, for a one-line error."""
     try:
         lines = [line for line in path.read_text(errors="replace").splitlines() if line]
     except OSError:

@@ -125,7 +125,9 @@ def _label(record: dict[str, Any]) -> str:
     bits = [str(record.get("stack") or "?"), str(record.get("api") or ""),
             str(record.get("op") or ""), f"{rows:,} rows" if isinstance(rows, int) else "",
             str(record.get("mode") or "")]
-    return " ".join(b for b in bits if b) + (" [profiled]" if record.get("profile") else "")
+    tls = (record.get("params") or {}).get("tls") == "on"  # webtech's --tls axis
+    return (" ".join(b for b in bits if b) + (" [TLS]" if tls else "")
+            + (" [profiled]" if record.get("profile") else ""))
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:

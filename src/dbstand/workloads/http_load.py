@@ -39,6 +39,7 @@ from dbstand.errors import CaseFailed, UserError
 from dbstand.loadgen.engine import no_batch_wait, run_closed, run_open
 from dbstand.loadgen.result import LoadResult
 from dbstand.loadgen.series import DEFAULT_INTERVAL_S, series_record
+from dbstand.loadgen.tls import TlsSettings
 from dbstand.modes.pinning import DEFAULT_PLACEMENT, Placed, placed
 from dbstand.probes.cpu import TreeCpu
 from dbstand.profiles import session as profiles
@@ -82,6 +83,7 @@ class LoadPlan:
     interval_s: float = DEFAULT_INTERVAL_S  # time series' interval; 0: none
     pin: bool = True                   # place generator, stack and database (the table)
     placement: str = DEFAULT_PLACEMENT  # modes/pinning.py's table (or a candidate)
+    tls: TlsSettings | None = None     # how https:// connections are set up
 
     @property
     def mode(self) -> str:
@@ -183,9 +185,9 @@ def _one_run(url: str, plan: LoadPlan, cluster: ClusterSession | None = None,
         return load.result
     if plan.rate:
         return run_open(url, plan.rate, plan.duration_s or 5.0, plan.connections,
-                        keepalive=plan.keepalive, interval_s=plan.interval_s)
+                        keepalive=plan.keepalive, interval_s=plan.interval_s, tls=plan.tls)
     return run_closed(url, plan.connections, requests=plan.requests, duration=plan.duration_s,
-                      keepalive=plan.keepalive, interval_s=plan.interval_s)
+                      keepalive=plan.keepalive, interval_s=plan.interval_s, tls=plan.tls)
 
 
 def _warm_up(url: str, plan: LoadPlan, cluster: ClusterSession | None) -> dict[str, Any]:
@@ -198,7 +200,7 @@ def _warm_up(url: str, plan: LoadPlan, cluster: ClusterSession | None) -> dict[s
     if not plan.steady:
         if plan.warmup_requests and cluster is None:
             run_closed(url, 1, requests=plan.warmup_requests, keepalive=plan.keepalive,
-                       interval_s=0)
+                       interval_s=0, tls=plan.tls)
         return {"requests": plan.warmup_requests, "rate": None}
     step = replace(plan, requests=None, duration_s=plan.warmup_step_s, interval_s=0)
     per_request: list[float] = []
@@ -239,7 +241,8 @@ def _shares_a_cpu(placement: Placed) -> bool:
 
 
 def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | None = None,
-            alive: Any = None, cluster: ClusterSession | None = None) -> dict[str, Any]:
+            alive: Any = None, cluster: ClusterSession | None = None,
+            front_pid: int | None = None) -> dict[str, Any]:
     """Warm up, run the plan under its stop rule, and return the record's metrics.
 
     `alive`: a callable telling whether the stack still runs; a stack that died during
@@ -247,9 +250,15 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
     `cluster`: an open `dbstand.distributed` session; each of its workers warms up and
     runs its share of the connections, and the metrics gain each worker's figures
     (the generator is then elsewhere: only the stack and the database are placed).
+    `front_pid`: a TLS terminator in front of the stack (network/tls_front.py), placed
+    as the table's `proxy` tier, its tree's CPU per request in the same windows as the
+    stack's (`proxy_cpu_us_per_req`), then its cost per new connection (`handshake`).
     """
     pids = [db_pids] if isinstance(db_pids, int) else list(db_pids or [])
     parts: dict[str, list[int]] = {"stack": [app_pid], "database": pids}
+    if front_pid is not None:
+        parts["proxy"] = [front_pid]
+    front = TreeCpu(front_pid) if front_pid is not None else None
     with placed(parts, plan.pin, placement=plan.placement,
                 client=cluster is None) as placement, \
             (no_batch_wait() if _shares_a_cpu(placement) else contextlib.nullcontext()):
@@ -261,10 +270,13 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
                 profile.attach("database", pid)
         speed = SpeedTrace()
         runs, shards, decision, sent = _counted_runs(url, plan, warm.get("rate"), app_pid,
-                                                     pids, alive, cluster, speed)
+                                                     pids, alive, cluster, speed, front)
         if profile is not None:
             profile.stop()
-    metrics = metrics_of(runs[0], plan, runs[1], runs[2], decision)
+        shakes = handshake_cost(url, plan, front) if front is not None else None
+    metrics = metrics_of(runs[0], plan, runs[1], runs[2], decision, front)
+    if shakes is not None:
+        metrics["handshake"] = shakes
     metrics["warmup"] = warm
     trace = speed.record([r.successes_per_s for r in runs[0]], plan.target_ci_pct)
     if trace is not None:
@@ -282,13 +294,15 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
 
 def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: int,
                   pids: list[int], alive: Any, cluster: ClusterSession | None,
-                  speed: SpeedTrace,
+                  speed: SpeedTrace, front: TreeCpu | None = None,
                   ) -> tuple[tuple[list[LoadResult], TreeCpu, list[TreeCpu]], list[Any],
                              StopDecision, int]:
     """Runs under the stop rule: (the counted runs, the stack's and the databases' CPU),
     the cluster's shards, the decision, and the requests of every run (counted or not).
-    `speed` gets a reading of the machine's own speed after each run."""
+    `speed` gets a reading of the machine's own speed after each run; `front`: a TLS
+    terminator's tree, read in the same windows."""
     app, dbs = TreeCpu(app_pid), [TreeCpu(pid) for pid in pids]
+    trees = [*dbs, app, *([front] if front is not None else [])]
     seen = [warm_rate] if warm_rate else []
     if plan.steady:
         rule = make_stop_rule(plan.stop_rule, plan.target_ci_pct, plan.repeats,
@@ -299,13 +313,13 @@ def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: in
     shards: list[Any] = []
     began = time.perf_counter()
     while True:
-        for tree in (*dbs, app):
+        for tree in trees:
             tree.begin()
         run = _run_plan(plan, statistics.median(seen) if seen else None)
         result = _one_run(url, run, cluster, shards)
         if result.successes_per_s > 0:
             seen.append(result.successes_per_s)
-        for tree in (app, *dbs):
+        for tree in trees:
             tree.end()
         speed.sample()  # the machine's own speed beside this run (engine/machine_speed.py)
         runs.append(result)
@@ -321,11 +335,47 @@ def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: in
         decision = rule.decide(times, out_of_time)
         if decision.stop:
             break
-    lost = [t.lost for t in (app, *dbs) if t.lost]
+    lost = [t.lost for t in trees if t.lost]
     if lost:
         raise CaseFailed("a CPU probe lost its process: " + "; ".join(lost))
     counted = runs[-len(rule.counted(times)):]
+    for tree in trees:  # CPU of the counted runs' windows only, as their requests
+        tree.cpu_s = sum(tree.windows[-len(counted):])
     return (counted, app, dbs), shards, decision, sum(r.requests for r in runs)
+
+
+#: each new-connection run of a TLS case's handshake cost lasts this long
+HANDSHAKE_RUN_S = 1.0
+
+
+def handshake_cost(url: str, plan: LoadPlan, front: TreeCpu) -> dict[str, Any]:
+    """What a new TLS connection costs: closed runs of `plan.connections` clients with
+    a new connection per request (as ab without -k), first with full handshakes
+    (resumption off), then resumed ones; each gives handshakes per second, the set-up
+    time (TCP connect and handshake, from the engine's histogram) and the terminator's
+    CPU per request, which against the kept-alive figure (`proxy_cpu_us_per_req`) is
+    the handshake's CPU (docs/tls.md)."""
+    out: dict[str, Any] = {"run_s": HANDSHAKE_RUN_S, "connections": plan.connections}
+    for kind, resume in (("full", False), ("resumed", True)):
+        tls = replace(plan.tls or TlsSettings(insecure=True), resume=resume)
+        tree = TreeCpu(front.pid)
+        tree.begin()
+        result = run_closed(url, plan.connections, duration=HANDSHAKE_RUN_S, keepalive=False,
+                            interval_s=0, tls=tls)
+        tree.end()
+        _check_errors([result], plan)
+        if tree.lost:
+            raise CaseFailed(f"a CPU probe lost its process: {tree.lost}")
+        setup = result.handshake_latency().summary_us() or {}
+        out[kind] = {
+            "handshakes": result.handshakes, "resumed": result.handshakes_resumed,
+            "per_s": round(result.handshakes / result.elapsed_s, 1) if result.elapsed_s
+            else 0.0,
+            "setup_us": {k: setup[k] for k in ("p50", "p99", "mean") if k in setup},
+            "proxy_cpu_us_per_req": round(tree.cpu_s / result.successes * 1e6, 2)
+            if result.successes else None,
+        }
+    return out
 
 
 def _check_errors(runs: list[LoadResult], plan: LoadPlan) -> None:
@@ -342,7 +392,8 @@ def _check_errors(runs: list[LoadResult], plan: LoadPlan) -> None:
 
 
 def metrics_of(runs: list[LoadResult], plan: LoadPlan, app: TreeCpu,
-               dbs: list[TreeCpu], decision: StopDecision | None = None) -> dict[str, Any]:
+               dbs: list[TreeCpu], decision: StopDecision | None = None,
+               front: TreeCpu | None = None) -> dict[str, Any]:
     _check_errors(runs, plan)
     requests = sum(r.requests for r in runs)
     successes = sum(r.successes for r in runs)
@@ -390,6 +441,10 @@ def metrics_of(runs: list[LoadResult], plan: LoadPlan, app: TreeCpu,
                  "min_run_s": plan.min_run_s if plan.steady else None,
                  "warmup_requests": None if plan.steady else plan.warmup_requests},
     }
+    if front is not None:
+        out["proxy_cpu_us_per_req"] = (round(front.cpu_s / successes * 1e6, 2) if successes
+                                       else None)
+        out["handshakes"] = sum(r.handshakes for r in runs)
     series = series_record([r.series for r in runs])
     if series is not None:
         out["series"] = series

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from dbstand.console import console, split_ints, split_list
+from dbstand.errors import UserError
 from dbstand.stacks.manifest import stacks_for
 from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
@@ -90,6 +91,11 @@ def run_webtech(
         help="Database of the db and cache tests (default: a throwaway MariaDB)")] = None,
     prefix: Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
         = DEFAULT_PREFIX,
+    tls: Annotated[str | None, typer.Option(
+        help="TLS in front of each stack: off, on, or off,on to measure its cost (a "
+             "managed nginx terminating TLS with a throwaway certificate, the same for "
+             "every stack; handshakes timed with a new connection per request; "
+             "docs/tls.md)")] = None,
     *,
     shared: RunShared,
 ) -> None:
@@ -105,9 +111,13 @@ def run_webtech(
     stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
     tests = split_list(test, "--test")
     levels = split_ints(clients, "--clients")
-    check_request(stacks, tests, levels, options)  # before a database is started
+    settings = split_list(tls, "--tls") if tls is not None else None
+    if settings and "on" in settings and shared.app_rtt is not None:
+        raise UserError("--tls on and --app-rtt: the generator -> stack proxy measures "
+                        "its RTT over plain HTTP; use one of them in a run")
+    check_request(stacks, tests, levels, options, settings)  # before a database starts
     with database(target) as url:
-        cases = build_cases(url, stacks, tests, levels, open_loop, options)
+        cases = build_cases(url, stacks, tests, levels, open_loop, options, settings)
         # only the tests that read the database have a path to delay
         if paths := db_paths(shared.db_rtt, [url]):
             cases = [c for c in cases if c.op not in DB_TESTS] + with_paths(

@@ -15,6 +15,9 @@ from dbstand.workloads.http_load import ServedOptions, check_load
 DEFAULT_REQUESTS = 1_000      # per client and run: the study's single user sent 1,000
 DEFAULT_REPEATS = 3           # the study repeated each measurement 3 times (--load seed)
 MIN_REPEATS = 5               # the steady load's runs before the stop rule may stop
+#: the TLS axis (`--tls`): a case's `params["tls"]`, only when the axis is given
+TLS_PARAM = "tls"
+TLS_VALUES = ("off", "on")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ from dbstand.report.model import (
     measurement,
 )
 from dbstand.workloads.network_axis import path_lines, paths_label
+from dbstand.workloads.webtech import tls_table
+from dbstand.workloads.webtech.options import TLS_PARAM
 from dbstand.workloads.webtech.rules import TESTS
 
 CAPTION = ("ops/s ↑: successful requests per second, mean of the runs (±: 95% CI); "
@@ -32,14 +34,19 @@ DATA_COLUMNS = ["stack", "limit", "test", "mode", "clients", "status", "ops_per_
                 "db_cpu_us_per_req", "app_peak_rss_mb", "error_rate", "errors", "p50_us",
                 "p99_us", "p999_us", "limit_fraction", "limit_beaten", "bytes_per_request",
                 "language", "framework", "web_server",
-                "error"]
+                "error", *tls_table.DATA_COLUMNS]
 
 
-def _limit(records: list[dict[str, Any]], test: str, mode: str) -> dict[str, Any] | None:
-    """The best limit row's record for a test at a client count."""
+def _tls(r: dict[str, Any]) -> bool:
+    return (r.get("params") or {}).get(TLS_PARAM) == "on"
+
+
+def _limit(records: list[dict[str, Any]], test: str, mode: str,
+           tls: bool = False) -> dict[str, Any] | None:
+    """The best limit row's record for a test at a client count (behind TLS or not)."""
     found = [r for r in records if r.get("status") == "ok"
              and (r.get("stack_labels") or {}).get("limit") and r.get("op") == test
-             and r.get("mode") == mode and r.get("ops_per_s")]
+             and r.get("mode") == mode and r.get("ops_per_s") and _tls(r) == tls]
     return max(found, key=lambda r: r["ops_per_s"]) if found else None
 
 
@@ -74,10 +81,12 @@ def limit_share(r: dict[str, Any], limit: dict[str, Any] | None,
 
 
 def test_name(r: dict[str, Any]) -> str:
-    """The test, with its --db-rtt path when it ran on one: "db (1 ms)"."""
-    label = paths_label(r.get("params") or {})
+    """The test, with its --db-rtt path when it ran on one and TLS when it was on:
+    "db (1 ms)", "hello (TLS)"."""
+    parts = [label] if (label := paths_label(r.get("params") or {})) else []
+    parts += ["TLS"] if _tls(r) else []
     op = str(r.get("op", ""))
-    return op if label is None else f"{op} ({label})"
+    return f"{op} ({'; '.join(parts)})" if parts else op
 
 
 def _test_order(name: str) -> tuple[int, str]:
@@ -90,7 +99,8 @@ def data_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for r in records:
         labels = r.get("stack_labels") or {}
         lat = r.get("latency_us") or {}
-        share, beaten = limit_share(r, _limit(records, r.get("op", ""), r.get("mode", "")))
+        share, beaten = limit_share(r, _limit(records, r.get("op", ""), r.get("mode", ""),
+                                              _tls(r)))
         out.append({
             "stack": r.get("stack"), "limit": bool(labels.get("limit")), "test": test_name(r),
             "mode": r.get("mode"), "clients": (r.get("params") or {}).get("clients"),
@@ -106,6 +116,7 @@ def data_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "language": labels.get("language"), "framework": labels.get("framework"),
             "web_server": labels.get("web_server"), "error": r.get("error"),
             "target_ci_pct": (r.get("load") or {}).get("target_ci_pct"),
+            **tls_table.data(r),
         })
     return out
 
@@ -203,6 +214,8 @@ def build(records: list[dict[str, Any]], title: str) -> Report:
     sections = [Section(f"{m.split(':')[1]} client(s)", [mode_chart(rows, m, tests),
                                                           mode_table(rows, m, tests)])
                 for m in modes]
+    if (tls := tls_table.section(records)) is not None:
+        sections.append(tls)
     return Report(title, sections,
                   notes=notes(rows) + _speed(records) + path_lines(records, per="request"),
                   caption=CAPTION, data=rows,

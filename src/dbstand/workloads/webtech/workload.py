@@ -13,7 +13,10 @@ study's 1,000 requests per client until the 95% interval of the mean is within 3
 request, 3 runs of exactly 1,000 requests per client. Generator, stack and database
 run where the placement table puts them (modes/pinning.py). `open` cases load at
 half the closed-loop maximum measured for the same stack and test in this run, with
-coordinated-omission-corrected latency.
+coordinated-omission-corrected latency. `--tls off,on` (docs/tls.md) runs every case
+of a stack also through one managed nginx terminating TLS in front of it (the same
+terminator for every stack, measured apart as the placement table's `proxy` tier),
+each such case with the cost of new connections' handshakes.
 """
 
 from __future__ import annotations
@@ -23,19 +26,28 @@ import os
 from typing import Any
 
 from dbstand.engine.config import EngineConfig
-from dbstand.errors import CaseFailed, UserError
+from dbstand.errors import CaseFailed, ServerError, UserError
+from dbstand.loadgen.tls import TlsSettings
 from dbstand.modes.pinning import cpus_for
+from dbstand.network.tls_front import ManagedTlsFront, check_tools
 from dbstand.probes.locate import server_pid
 from dbstand.profiles import launch_env
 from dbstand.stacks.build import ensure_built
 from dbstand.stacks.launcher import StackHandle, running_stack
 from dbstand.stacks.manifest import Manifest, get_manifest
 from dbstand.targets.url import TargetURL
-from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload, check_known
+from dbstand.workloads.base import (
+    Case,
+    CaseOutcome,
+    Progress,
+    Workload,
+    check_choice,
+    check_known,
+)
 from dbstand.workloads.http_load import STEADY, LoadCluster, measure, open_loop_shape, plan_for
 from dbstand.workloads.network_axis import load_on_path
 from dbstand.workloads.served import failures
-from dbstand.workloads.webtech.options import WebtechOptions
+from dbstand.workloads.webtech.options import TLS_PARAM, TLS_VALUES, WebtechOptions
 from dbstand.workloads.webtech.rules import STUDY_TESTS, TESTS
 from dbstand.workloads.webtech.verify import SERVED
 
@@ -43,19 +55,30 @@ WORKLOAD = "webtech"
 DEFAULT_CLIENTS = (1, 4)
 OPEN = "open"
 MAX_DEFAULT_WORKERS = 256
+#: how the generator speaks TLS to the terminator: the certificate is a throwaway one,
+#: so its chain is not checked (its signatures are: a handshake costs what it costs)
+FRONT_TLS = TlsSettings(insecure=True)
 
 
 class WebtechCase(Case):
     def label(self) -> str:
-        return f"webtech {self.stack} /{self.op} [{self.mode}]"
+        tls = " TLS" if self.params.get(TLS_PARAM) == "on" else ""
+        return f"webtech {self.stack} /{self.op} [{self.mode}]{tls}"
 
 
 def check_request(stacks: list[str], tests: list[str], clients: list[int],
-                  options: WebtechOptions) -> None:
+                  options: WebtechOptions, tls: list[str] | None = None) -> None:
     """Every axis value known and in range, and at least one case: before a database
     is started for the run."""
     options.check()
     check_known(tests, TESTS, "webtech test")
+    if tls is not None:
+        check_choice(tls, TLS_VALUES, "--tls")
+        if "on" in tls:
+            if options.cluster:
+                raise UserError("--tls on runs the load from this machine: not with "
+                                "--cluster")
+            check_tools()
     for n in clients:
         if not 1 <= n <= 10_000:
             raise UserError(f"--clients must be from 1 to 10,000 (got {n})")
@@ -64,22 +87,28 @@ def check_request(stacks: list[str], tests: list[str], clients: list[int],
 
 
 def build_cases(target: TargetURL, stacks: list[str], tests: list[str],
-                clients: list[int], open_loop: bool, options: WebtechOptions) -> list[Case]:
-    """stacks x clients x tests (each stack only the tests it implements), on the
-    database the db and cache tests read."""
-    check_request(stacks, tests, clients, options)
+                clients: list[int], open_loop: bool, options: WebtechOptions,
+                tls: list[str] | None = None) -> list[Case]:
+    """stacks x TLS settings x clients x tests (each stack only the tests it
+    implements), on the database the db and cache tests read. `tls` (the `--tls` axis,
+    None without it): each case once per setting, a stack's together."""
+    check_request(stacks, tests, clients, options, tls)
     cases: list[Case] = []
-    params = options.params()
     for stack in dict.fromkeys(stacks):
         manifest = get_manifest(stack, WORKLOAD)
         mine = [t for t in tests if t in manifest.tests]
-        for n in dict.fromkeys(clients):
-            cases += [WebtechCase(WORKLOAD, stack, target, f"clients:{n}", test,
-                                  {**params, "clients": n}) for test in mine]
-        if open_loop:
-            cases += [WebtechCase(WORKLOAD, stack, target, OPEN, test,
-                                  {**params, "clients": max(clients),
-                                   "duration_s": options.open_duration_s}) for test in mine]
+        settings: list[str | None] = list(dict.fromkeys(tls)) if tls else [None]
+        for setting in settings:
+            params = {**options.params(),
+                      **({} if setting is None else {TLS_PARAM: setting})}
+            for n in dict.fromkeys(clients):
+                cases += [WebtechCase(WORKLOAD, stack, target, f"clients:{n}", test,
+                                      {**params, "clients": n}) for test in mine]
+            if open_loop:
+                cases += [WebtechCase(WORKLOAD, stack, target, OPEN, test,
+                                      {**params, "clients": max(clients),
+                                       "duration_s": options.open_duration_s})
+                          for test in mine]
     return cases
 
 
@@ -95,9 +124,11 @@ class WebtechWorkload(Workload):
         self.target: TargetURL | None = None
         self._exit = contextlib.ExitStack()
         self._running: tuple[str, StackHandle] | None = None
+        #: the TLS terminator in front of the running stack (stopped with it)
+        self._front: ManagedTlsFront | None = None
         self._stack_exit: contextlib.ExitStack | None = None
         self._failed: dict[str, str] = {}
-        self._best: dict[tuple[str, str], float] = {}
+        self._best: dict[tuple[str, str, bool], float] = {}
         self._db_pid: int | None = None
         self._clients: set[tuple[str, int]] = set()
 
@@ -161,7 +192,22 @@ class WebtechWorkload(Workload):
         cpus = len(cpus_for("stack") or []) or os.cpu_count() or 1
         return min(max(cpus, clients), MAX_DEFAULT_WORKERS)
 
+    def _front_for(self, handle: StackHandle) -> ManagedTlsFront:
+        """The TLS terminator in front of the running stack, started with the stack's
+        first TLS case and stopped with the stack."""
+        if self._front is None:
+            assert self._stack_exit is not None
+            front = ManagedTlsFront(f"{handle.host}:{handle.port}",
+                                    workers=len(cpus_for("proxy") or []) or 1)
+            try:
+                self._stack_exit.enter_context(front)
+            except ServerError as exc:
+                raise CaseFailed(f"TLS terminator: {exc}") from None
+            self._front = front
+        return self._front
+
     def _stop_stack(self) -> None:
+        self._front = None
         if self._stack_exit is not None:
             stack_exit, self._stack_exit, self._running = self._stack_exit, None, None
             stack_exit.close()
@@ -172,8 +218,9 @@ class WebtechWorkload(Workload):
         handle = self._stack(case)
         manifest = handle.manifest
         p = case.params
-        url = f"{handle.base_url}/{case.op}"
-        key = (case.stack, case.op)
+        front = self._front_for(handle) if p.get(TLS_PARAM) == "on" else None
+        url = f"{front.url if front else handle.base_url}/{case.op}"
+        key = (case.stack, case.op, front is not None)  # an open case's own closed max
         shape: dict[str, Any] = {"keepalive": p["keepalive"],
                                  "max_error_rate": p["max_error_rate"]}
         if case.mode == OPEN:
@@ -183,12 +230,15 @@ class WebtechWorkload(Workload):
             n = p["clients"]
             shape.update(connections=n, requests=None if p["duration_s"] else p["requests"] * n,
                          duration_s=p["duration_s"])
-        plan = plan_for(config, p.get("load", STEADY), **shape)
+        plan = plan_for(config, p.get("load", STEADY), tls=FRONT_TLS if front else None,
+                        **shape)
         progress(0, plan.max_repeats)
         uses_db = case.op in ("db", "cache")
         metrics = load_on_path(case, url, lambda load_url: measure(
             load_url, plan, handle.pid, self._db_pid if uses_db else None,
-            alive=handle.alive, cluster=self.cluster.session), self._stop_stack,
+            alive=handle.alive, cluster=self.cluster.session,
+            front_pid=front.record.pid if front and front.record else None),
+            self._stop_stack,
             reads_each_request=case.op != "cache")  # a cached page reads it at times
         progress(metrics["repeats"], metrics["repeats"])
         if case.mode != OPEN:
@@ -196,11 +246,14 @@ class WebtechWorkload(Workload):
         metrics.update({"test": case.op, "clients": p["clients"],
                         "study_test": case.op in STUDY_TESTS, "stack_labels": manifest.labels,
                         "stack_description": manifest.description})
-        return CaseOutcome(metrics=metrics, server=self._server_facts(manifest),
+        return CaseOutcome(metrics=metrics, server=self._server_facts(manifest, front),
                            packages=self.package_versions(case))
 
-    def _server_facts(self, manifest: Manifest) -> dict[str, Any]:
+    def _server_facts(self, manifest: Manifest,
+                      front: ManagedTlsFront | None = None) -> dict[str, Any]:
         facts: dict[str, Any] = {"app_server": manifest.web_server, "stack": manifest.name}
+        if front is not None and front.record is not None:
+            facts["tls_front"] = str(front.record.settings.get("server", "nginx"))
         if self.target is not None:
             facts["database"] = self.target.redacted()
         return facts
