@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import gc
 import io
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -19,6 +22,49 @@ import pytest
 
 from dbstand.targets.managed import ServerRecord
 from dbstand.targets.postgresql.managed import ManagedPostgres
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist, each worker gets a temporary folder of its own.
+
+    Throwaway servers and stacks make their folders with `tempfile`; tests that check
+    nothing was left behind look at the temporary folder before and after, which is only
+    meaningful when no other worker writes there at the same time.
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        return
+    folder = Path(tempfile.gettempdir()) / f"dbstand-tests-{os.getpid()}-{worker}"
+    folder.mkdir(exist_ok=True)
+    # like /tmp itself: the servers' own users (postgres, mysql) write their files there too
+    folder.chmod(0o1777)
+    os.environ["TMPDIR"] = str(folder)
+    tempfile.tempdir = str(folder)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is not None and tempfile.tempdir and f"-{worker}" in tempfile.tempdir:
+        shutil.rmtree(tempfile.tempdir, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _alone_when_measuring(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Under pytest-xdist, a test marked `exclusive` (it compares figures measured on
+    this machine) runs while no other worker runs a test: every test holds a shared
+    lock on one file for its run, an exclusive test holds it exclusively."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:
+        yield
+        return
+    mode = fcntl.LOCK_EX if request.node.get_closest_marker("exclusive") else fcntl.LOCK_SH
+    lock_path = Path(tempfile.gettempdir()).parent / f"dbstand-tests-{run}.lock"
+    with open(lock_path, "a") as lock:
+        fcntl.flock(lock, mode)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session")
