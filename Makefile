@@ -15,11 +15,12 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip==25.3
 
-# The demo needs dbstand alone: wheels and pure Python, plus the Rust engine (cargo).
-# Drivers that build against system libraries (mysqlclient) are extras: `make test`
+# The demo installs dbstand with every driver that comes as a wheel or pure Python (the
+# `demo` extra: the README's quick start needs them), plus the Rust engine (cargo).
+# Drivers that build against system libraries (mysqlclient) are not in it: `make test`
 # installs them after the Debian packages they need.
 $(DEMO_STAMP): pyproject.toml $(NATIVE) | $(BIN)/python
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e '.[demo]'
 	touch $(DEMO_STAMP)
 
 # Reinstall when the project's metadata or the native engine's sources change.
@@ -46,15 +47,18 @@ test: deps-debian venv demo-check
 
 deps-debian:
 	bash scripts/install-debian-deps.sh
+	bash scripts/install-profilers.sh
 
 lint: venv
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 
-bench: venv
+bench: venv deps-debian
 	$(BIN)/python bench/harness_overhead
 	$(BIN)/python bench/http_engine
 	$(BIN)/python bench/cli_startup
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python bench/default_suite --runs 3
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python bench/data_load
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache report.html

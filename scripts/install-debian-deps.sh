@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite needs, only those missing.
-# Servers are never started here: tests start throwaway ones on 127.0.0.1.
+# Servers are never started here: tests start throwaway ones on 127.0.0.1 (or inside
+# network namespaces they make themselves).
 set -euo pipefail
 
 packages=(
@@ -9,8 +10,10 @@ packages=(
     libmariadb-dev pkg-config         # to build mysqlclient
     tarantool                         # managed Tarantool
     nginx wrk                         # HTTP engine tests and benchmark
+    nghttp2-client openssl            # h2load (HTTP/2 peer); throwaway certificates for TLS tests
     apache2-utils                     # ab: an independent client of what dbstand serves
     chromium fonts-dejavu-core        # the HTML report rendered headless (test_report_html)
+    iproute2 procps                   # ip netns, sysctl: tests/network/test_namespaces.py
 )
 # Every server stack's own packages, from its manifest (src/dbstand/stacks/*/*/stack.toml),
 # so that the test suite can build, start and verify each of them.

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from dbstand.errors import TargetError
-from dbstand.stacks.catalog import get_stack
 from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads.catalog import get_stack
 from dbstand.workloads.kv.client import AsyncKvClient, KvClient
 
 PREFIX = "dbstand_"

@@ -32,6 +32,10 @@ def assert_one_line_error(res, *needles: str) -> None:
     (["run", "kv", "--distribution", "pareto"], "unknown key distribution"),
     (["run", "kv", "--prefix", "Bad-Prefix"], "--prefix"),
     (["run", "kv", "--target", "sqlite:///x.db?synchronous=normal;drop"], "unsupported option"),
+    (["run", "kv", "--pin-cpus", "apart"], "--pin-cpus takes"),
+    (["run", "webtech", "--load", "literal"], "--load takes steady or seed"),
+    (["run", "docquery", "--load", "literal"], "--load takes steady or seed"),
+    (["run", "parking", "--load", "literal"], "--load takes steady or seed"),
 ])
 def test_bad_arguments(cli, tmp_path: Path, args: list[str], needle: str) -> None:
     out = tmp_path / "r.jsonl"

@@ -10,9 +10,9 @@ import psycopg
 import pytest
 
 from batch_fixtures import FAST, by_key, case_records
-from dbstand.stacks.catalog import get_stack
 from dbstand.workloads.batch.adapters.sqlalchemy import SqlAlchemyCoreBatch, SqlAlchemyOrmBatch
 from dbstand.workloads.batch.workload import client_class
+from dbstand.workloads.catalog import get_stack
 
 ROWS = ["--rows", "200,400", "--large-rows", "400"]
 

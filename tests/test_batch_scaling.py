@@ -12,13 +12,13 @@ import pytest
 from rich.console import Console
 
 from dbstand.engine.config import EngineConfig
-from dbstand.stacks.catalog import STACKS, StackSpec
 from dbstand.targets.url import parse_target_url
 from dbstand.workloads import get_workload
 from dbstand.workloads.batch.adapters.sqlite3 import Sqlite3Batch
 from dbstand.workloads.batch.api import BatchApi, BatchData
 from dbstand.workloads.batch.scaling import SUPERLINEAR_EXPONENT, fit_power_law, scaling
 from dbstand.workloads.batch.workload import BatchOptions, build_cases
+from dbstand.workloads.catalog import STACKS, StackSpec
 from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.render import render, render_terminal
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
-from dbstand.stacks.catalog import STACKS
 from dbstand.stacks.manifest import all_manifests
 from dbstand.targets.kinds import all_kinds
 from dbstand.targets.managed import ServerRecord, save_record
 from dbstand.workloads import ENTRIES
+from dbstand.workloads.catalog import STACKS
 
 
 def _json(cli, *args: str) -> list[dict]:

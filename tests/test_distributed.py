@@ -254,6 +254,7 @@ def test_dbstand_run_kv_cluster(cli: Any, tmp_path: Path) -> None:
     assert sum(w["ops"] for w in workers) == cluster["total"]["ops"] == 3000
     assert sum(w["latency_samples"] for w in workers) == case["latency_samples"] == 3000
     assert all(w["ops_per_s"] > 0 for w in workers)
+    assert all(w["source_addresses"] is None for w in workers)  # SQLite: no network
 
 
 # --- a worker that dies --------------------------------------------------------------

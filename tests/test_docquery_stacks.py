@@ -121,7 +121,8 @@ def test_run_docquery_end_to_end(cli, ferret: TargetURL, pg_posts: TargetURL,
               "docquery-tornado-mongoengine,docquery-tornado-psycopg",
               "--target", f"{ferret.secret()},{pg_posts.secret()}", "--size", str(SIZE),
               "--seed", str(SEED),
-              "--test", "test2", "--connections", "new,keepalive", "--repeats", "2",
+              "--test", "test2", "--connections", "new,keepalive", "--load", "seed",
+              "--repeats", "2",
               "-o", str(out))
     assert res.code == 0, res.stderr + res.stdout[-2000:]
     assert "ApacheBench" in res.stdout and "vs ref" in res.stdout

@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from dbstand.engine.stats import find_bimodal
-from dbstand.modes.pinning import pinned
+from dbstand.modes.pinning import ALONE, DEFAULT_PLACEMENT, cpus_for, pinned
 from dbstand.targets.managed import ServerRecord
 from dbstand.workloads.kv.table import BaselineSpec, Point, judge_sweep
 
@@ -101,7 +101,7 @@ def test_pinning_moves_both_trees_and_puts_them_back(tarantool_srv: ServerRecord
     mine, server = set(os.sched_getaffinity(0)), _affinity_of_tree(tarantool_srv.pid)
     with pinned(tarantool_srv.pid, True, placement="separate") as pins:
         record = pins.record()
-        assert record["enabled"] and record["server_threads"] >= 2  # tarantool is threaded
+        assert record["enabled"] and record["threads"]["database"] >= 2  # tarantool is threaded
         assert os.sched_getaffinity(0) == set(record["client_cpus"])
         assert _affinity_of_tree(tarantool_srv.pid) == {frozenset(record["server_cpus"])}
         assert record["client_cpus"] != record["server_cpus"]
@@ -138,17 +138,19 @@ def test_loops_baseline_ratios_and_pinning_in_a_run(cli, tarantool_url: str,
             assert {("asynctnt", mode, protocol, loop) for loop in ("asyncio", "uvloop")} <= loops
     assert sum(1 for r in recs if r["stack"] == "tarantool") == 4
     assert all(r["baseline"] == "tarantool[binary]@sync" for r in recs)
-    # pinned, every one-process client: the one-at-a-time cases as --pin-cpus says
-    # (default: one CPU), the ones with several operations in flight one CPU each
+    # one placement for every case of the table, one-at-a-time and concurrent alike:
+    # the table's (client and database where modes/pinning.py puts them)
+    placements = set()
     for r in recs:
         pin = r["environment"]["server"]["cpu_pinning"]
-        one_at_a_time = r["mode"] in ("sync", "asyncio:1")
         if len(before) >= 2:
-            assert pin["enabled"], (r["mode"], pin)
-            assert pin["placement"] == ("same" if one_at_a_time else "separate"), pin
-            assert (pin["client_cpus"] == pin["server_cpus"]) is one_at_a_time, pin
+            assert pin["enabled"] and pin["placement"] == DEFAULT_PLACEMENT, (r["mode"], pin)
+            assert pin["client_cpus"] == cpus_for("client"), pin
+            assert pin["server_cpus"] == cpus_for("database"), pin
+            placements.add((tuple(pin["client_cpus"]), tuple(pin["server_cpus"])))
         # a warm-up that went on until two iterations agreed (at least 2)
         assert r["warmup_iterations"] >= 2, r["warmup_iterations"]
+    assert len(placements) <= 1, placements
     assert "vs baseline" in res.stdout and "loop" in res.stdout
     assert "vs baseline: ops/s over tarantool[binary] sync" in res.stdout
     payload = json.loads(cli("report", str(out), "-f", "json").stdout)
@@ -216,15 +218,26 @@ def test_a_bimodal_record_shows_both_modes(cli, tarantool_url: str, tmp_path: Pa
     assert any(n.startswith("BIMODAL tarantool[binary] sync select") for n in report.notes)
 
 
-def test_where_each_mode_is_pinned() -> None:
-    """One-process clients are pinned (one at a time: as --pin-cpus says; several in
-    flight: one CPU each); a processes mode spreads over CPUs and is not."""
-    from dbstand.modes.spec import parse_mode
-    from dbstand.workloads.kv.workload import placement_for
+def test_one_placement_table_for_every_role() -> None:
+    """kv's client and database, a served stack and the later tiers all ask the one
+    table (docs/placement.md: client, stack and database on one CPU; a profiler on
+    another); the candidates measured against it stay selectable."""
+    from dbstand.modes.pinning import ROLES
 
-    assert placement_for(parse_mode("sync"), "same") == ("same", "")
-    assert placement_for(parse_mode("asyncio:1"), "separate") == ("separate", "")
-    assert placement_for(parse_mode("threads:16"), "same") == ("separate", "")
-    assert placement_for(parse_mode("asyncio:25"), "same") == ("separate", "")
-    where, why = placement_for(parse_mode("processes:2xasyncio:25"), "same")
-    assert where is None and "processes" in why
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        assert cpus_for("client") is None
+        return
+    client = cpus_for("client")
+    assert client == cpus_for("stack") == cpus_for("database") == cpus_for("proxy")
+    assert not set(cpus_for("profiler") or []) & set(client)
+    assert set(ROLES) == {"client", "stack", "database", "proxy", "profiler"}
+    apart = cpus_for("database", "separate")
+    assert apart and not set(apart) & set(cpus_for("client", "separate") or [])
+    with pytest.raises(ValueError):
+        cpus_for("generator")
+    # no server process here (embedded, remote): nothing to place, the client stays free
+    before = os.sched_getaffinity(0)
+    with pinned(None, True) as alone:
+        assert os.sched_getaffinity(0) == before
+    assert alone.record() == {"enabled": False, "reason": ALONE}

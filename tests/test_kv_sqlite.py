@@ -6,6 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+from dbstand.modes.pinning import ALONE
 from dbstand.workloads.kv.workload import OPS
 
 FAST = ["--revs", "300", "--rows", "500", "--min-iterations", "3", "--max-iterations", "5",
@@ -38,6 +39,12 @@ def test_every_op_runs_and_records_the_schema(cli, tmp_path: Path) -> None:
         assert env["cpu_logical"] >= 1 and env["python"].startswith("CPython")
         assert env["server"]["version"] == sqlite3.sqlite_version
         assert env["packages"] == {"sqlite3": "builtin"}
+        # embedded: no server to place the client beside, so the client is not pinned
+        assert env["server"]["cpu_pinning"] == {"enabled": False, "reason": ALONE}
+        # the table was loaded by the kind's bulk path, its rate recorded
+        load = c["data_load"]
+        assert load["rows"] == 500 and load["rows_per_s"] > 0
+        assert load["path"] == "executemany in one transaction"
     assert str(out) in res.stdout
     # the table was dropped afterwards, and the registry with it: nothing left behind
     tables = sqlite3.connect(db).execute("SELECT name FROM sqlite_master").fetchall()

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from dbstand.targets.managed import ServerRecord
-from dbstand.workloads.kv.adapters.pgbench import parse_summary, read_latencies
+from dbstand.targets.postgresql.pgbench import parse_summary, read_latencies
 
 FAST = ["--revs", "200", "--rows", "300", "--min-iterations", "3", "--max-iterations", "4",
         "--ci", "50"]
@@ -38,7 +38,7 @@ def test_pgbench_beside_psycopg(cli, pg: ServerRecord, pg_url: str, tmp_path: Pa
         assert p["client_cpu_s"] > 0 and 0 < p["server_cpu_s"] < p["window_s"] * p["cores"]
     assert not any(r.get("limit") for r in recs if r["stack"] == "psycopg")
     assert "LIMIT" in res.stdout and "pgbench[prepared]" in res.stdout
-    # the password went through the environment only: never in output or results
+    # the password went through a 0600 password file only: never in output or results
     assert pg.password not in out.read_text() + res.stdout + res.stderr
 
 

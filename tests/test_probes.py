@@ -17,9 +17,10 @@ from dbstand.probes.case import CaseProbes
 from dbstand.probes.cpu import TreeCpu
 from dbstand.probes.locate import server_pid
 from dbstand.probes.statements import kind_of
-from dbstand.stacks.catalog import get_stack
 from dbstand.targets.managed import ServerRecord, free_port
 from dbstand.targets.url import parse_target_url
+from dbstand.workloads.admin import admin_client
+from dbstand.workloads.catalog import get_stack
 
 N = 150
 
@@ -55,7 +56,7 @@ def test_postgresql_inserts_counted_by_pg_stat_statements(pg: ServerRecord) -> N
     target = pg.target()
     client = get_stack("psycopg").load("kv")(target, "probe_")
     client.connect()
-    probes = CaseProbes(target, "probe_")
+    probes = CaseProbes(target, "probe_", admin=admin_client)
     try:
         assert probes.statements_source == "pg_stat_statements"
         cur = client.cur
@@ -87,7 +88,7 @@ def test_mariadb_inserts_counted_by_com_counters(mariadb: ServerRecord) -> None:
     conn = pymysql.connect(host=target.host, port=target.port, user=target.user,
                            password=target.password, database=target.database,
                            autocommit=True)
-    probes = CaseProbes(target, "probe_")
+    probes = CaseProbes(target, "probe_", admin=admin_client)
     try:
         cur = conn.cursor()
         cur.execute("CREATE TABLE probe_t (id INT)")
@@ -116,7 +117,7 @@ def test_tarantool_inserts_counted_by_box_stat(tarantool_srv: ServerRecord) -> N
     target = tarantool_srv.target()
     conn = tarantool.Connection(target.host, target.port, user=target.user,
                                 password=target.password)
-    probes = CaseProbes(target, "probe_")
+    probes = CaseProbes(target, "probe_", admin=admin_client)
     try:
         conn.eval("box.schema.space.create('probe_t'):create_index('pk')")
         conn.insert("probe_t", (N, "x"))  # the connector loads the new schema: not counted

@@ -126,8 +126,8 @@ def test_parking_report(cli, tmp_path: Path) -> None:
 def test_webtech_report(cli, tmp_path: Path) -> None:
     out, page = tmp_path / "webtech.jsonl", tmp_path / "webtech.html"
     res = cli("run", "webtech", "--stack", "static-nginx", "--test", "file,big", "--clients",
-              "1,2", "--requests", "200", "--repeats", "2", "-o", str(out), "--export",
-              f"html={page}")
+              "1,2", "--requests", "200", "--load", "seed", "--repeats", "2", "-o", str(out),
+              "--export", f"html={page}")
     assert res.code == 0, res.stderr
     check_page(page, tmp_path, "webtech", ["Requests per second, clients:1",
                                            "requests per second (higher is better)"])

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dbstand.errors import UserError
-from dbstand.stacks.catalog import get_stack
+from dbstand.workloads.catalog import get_stack
 
 FAST = ["--revs", "200", "--rows", "300", "--min-iterations", "3", "--max-iterations", "4",
         "--ci", "50"]

@@ -108,6 +108,11 @@ def test_kv_study(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "asyncio:1", "asyncio:5", "asyncio:25", "processes:2xasyncio:25"}
     assert {r["mode"] for r in cases if r["stack"] == "tarantool"} >= {
         "sync", "threads:1", "threads:2", "threads:16"}
+    # select again at each RTT, blocking and with coroutines, shown beside the claims
+    assert {r["params"].get("db_rtt") for r in cases} == {None, "0 ms", "0.2 ms", "1 ms"}
+    assert "select on each network path" in page
+    for path in ("| proxy, 0 ms |", "| 0.2 ms |", "| 1 ms |"):
+        assert path in page
 
 
 def test_batch_study(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,6 +129,10 @@ def test_batch_study(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert "| 300 | here, correct binding (scaled) |" in page
     assert re.search(r"\| 1,200 \| here, seed's binding \| [^|]+\* \|", page)
     assert "key predicate cast (the study's pitfall" in page
+    # insert again at each RTT, the seed's speed-ups beside
+    assert "insert of 1,200 rows on each network path" in page
+    for path in ("| proxy, 0 ms |", "| 0.2 ms |", "| 1 ms |"):
+        assert path in page
     verdicts = verdicts_of(tmp_path / "batch.md")
     assert verdicts["pitfall-is-the-binding"] in VERDICTS
     # the order is judged at every size, not the largest alone
@@ -136,6 +145,7 @@ def test_parking_study(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.setitem(parking.QUICK, "passes", 1)
     monkeypatch.setitem(parking.QUICK, "batches", 2)
+    monkeypatch.setitem(parking.QUICK, "max_batches", 2)  # the seed's fixed count
     page = check_study(cli, "parking", tmp_path)
     assert "Table 2: SQL statements per suite pass" in page
     assert "| SELECT | 78 | 106 |" in page
@@ -162,6 +172,7 @@ def test_webtech_study(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setitem(webtech.QUICK, "skip_stacks", others)
     monkeypatch.setitem(webtech.QUICK, "duration_s", 0.2)
     monkeypatch.setitem(webtech.QUICK, "repeats", 2)
+    monkeypatch.setitem(webtech.QUICK, "load", "seed")  # short: the literal load
     monkeypatch.setitem(webtech.QUICK, "four_user_tests", ("db",))
     page = check_study(cli, "webtech", tmp_path)
     assert "Part I, one user: requests/s, seed | here" in page
@@ -181,6 +192,7 @@ def test_docquery_study(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setitem(docquery.QUICK, "size", 300)
     monkeypatch.setitem(docquery.QUICK, "test1_requests", 200)
+    monkeypatch.setitem(docquery.QUICK, "load", "seed")  # short: the literal load
     monkeypatch.setattr(docquery.DocqueryStudy, "stacks",
                         lambda self: ["docquery-tornado-pymongo", "docquery-tornado-motor"])
     page = check_study(cli, "docquery", tmp_path)

@@ -54,7 +54,8 @@ def test_run_webtech_end_to_end(cli, mariadb_url: str, tmp_path: Path) -> None:
     """The study's two tables from a tiny run: a static limit row beside a dynamic stack."""
     out = tmp_path / "w.jsonl"
     res = cli("run", "webtech", "--stack", "static-nginx,go-nethttp", "--test",
-              "file,hello,db", "--clients", "1,4", "--requests", "20", "--repeats", "2",
+              "file,hello,db", "--clients", "1,4", "--load", "seed", "--requests", "20",
+              "--repeats", "2",
               "--target", mariadb_url, "--prefix", PREFIX, "-o", str(out))
     assert res.code == 0, res.stderr + res.stdout
     assert "one user" in res.stdout and "4 users" in res.stdout

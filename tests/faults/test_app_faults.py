@@ -78,7 +78,8 @@ def test_app_server_killed_mid_run(tmp_path: Path) -> None:
 
 def test_parking_run_drops_its_tables_at_the_end(tmp_path: Path) -> None:
     db = tmp_path / "p.db"
-    result, tag = run_tagged(*PARKING, "--passes", "1", "--batches", "2", "--target",
+    result, tag = run_tagged(*PARKING, "--passes", "1", "--batches", "2", "--load", "seed",
+                             "--target",
                              f"sqlite:///{db}", "-o", str(tmp_path / "r.jsonl"),
                              cwd=tmp_path, timeout=300)
     assert result.code == 0, result.stderr

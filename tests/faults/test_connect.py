@@ -46,7 +46,7 @@ def test_silent_mysql_port_is_one_quick_line(workload: str, silent_port: int,
 def test_parking_orm_connections_do_not_hang_on_a_silent_port(
         stack: str, builder: str, silent_port: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The parking service's ORMs build their own PyMySQL connections (through
-    targets/mysql/managed.py's connect_args, which reads the greeting first and gives
+    drivers/mysql_args.py's connect_args, which reads the greeting first and gives
     PyMySQL its read limit): the service fails at start in one line instead of
     hanging its first request."""
     from dbstand.workloads.parking.implementations import load_module

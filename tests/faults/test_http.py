@@ -146,7 +146,8 @@ def test_second_run_on_the_same_output_is_refused_up_front(server: tuple[str, li
     (["--threads", "-1"], "--threads: threads must be at least 1 (got -1)"),
     (["-d", "nan"], "-d/--duration: the duration in seconds must be a finite number"),
     (["--rate", "inf"], "--rate: the rate in requests/s must be a finite number"),
-    (["-s", "-1"], "-s/--timeout: the timeout in seconds (0: none) must be at least 0"),
+    (["-s", "-1"], "-s/--timeout: the timeout in seconds must be more than 0 (got -1)"),
+    (["-s", "0"], "-s/--timeout: the timeout in seconds must be more than 0 (got 0)"),
     (["-d", "1e12"], "-d/--duration: the duration in seconds must be at most 604800"),
     (["--max-error-rate", "2"], "--max-error-rate: the share of failed requests must be "
                                 "at most 1"),

@@ -14,8 +14,9 @@ import pytest
 
 from dbstand.errors import OwnershipError
 from dbstand.sql.dialects import dialect_for
-from dbstand.sql.ownership import REGISTRY_MARK, Ownership
+from dbstand.sql.ownership import Ownership
 from dbstand.targets.managed import ServerRecord
+from dbstand.targets.prefix import REGISTRY_MARK
 
 from .helpers import one_error_line, run_tagged
 
@@ -158,3 +159,48 @@ def test_tarantool_space_shaped_like_the_registry_is_refused(tarantool_srv: Serv
         conn.eval("for _, n in ipairs({...}) do if box.space[n] then box.space[n]:drop() end "
                   "end", f"{PREFIX}kv", REGISTRY)
         conn.close()
+
+
+@pytest.fixture(scope="module")
+def mongo_db() -> Iterator[Any]:
+    """The `dbstand` database of a throwaway FerretDB (MongoDB wire), through pymongo."""
+    import pymongo
+
+    from dbstand.targets.mongodb.managed import ManagedFerretDB
+
+    with ManagedFerretDB() as record:
+        client: Any = pymongo.MongoClient(record.target().secret(),
+                                          serverSelectionTimeoutMS=5000)
+        try:
+            yield client.dbstand
+        finally:
+            client.close()
+
+
+def test_empty_mongo_collection_named_like_the_registry_is_refused(mongo_db: Any) -> None:
+    """Issue 28 item 5: MongoDB's registry carries the mark too, so an empty user
+    collection named `<prefix>owned` is someone else's, never written into."""
+    from dbstand.workloads.docquery import data
+
+    mongo_db.create_collection(REGISTRY)
+    try:
+        with pytest.raises(OwnershipError, match="is not dbstand's registry"):
+            data.load_mongo(mongo_db, 10, prefix=PREFIX)
+        assert mongo_db[REGISTRY].count_documents({}) == 0
+        assert f"{PREFIX}posts" not in mongo_db.list_collection_names()
+    finally:
+        mongo_db.drop_collection(REGISTRY)
+
+
+def test_mongo_registry_dbstand_creates_carries_the_mark(mongo_db: Any) -> None:
+    from dbstand.targets.mongodb.ownership import MongoOwnership
+
+    own = MongoOwnership(mongo_db, PREFIX)
+    own.create(f"{PREFIX}posts", "docquery")
+    try:
+        mark = mongo_db[REGISTRY].find_one({"_id": REGISTRY})
+        assert mark is not None and mark["workload"] == "dbstand-registry"
+        own.check(f"{PREFIX}posts")  # its own registry is accepted
+    finally:
+        own.drop(f"{PREFIX}posts")
+    assert REGISTRY not in mongo_db.list_collection_names()  # gone with its last entry

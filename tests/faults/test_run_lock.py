@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from dbstand.targets.managed import ServerRecord
-from dbstand.targets.run_lock import RunLocked, run_lock, sqlite_lock_path
+from dbstand.targets.run_lock import RunLocked
+from dbstand.targets.sqlite.lock import sqlite_lock_path
 from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads.run_lock import run_lock
 
 from .helpers import one_error_line, orphans, run_tagged, start_cli
 

@@ -101,9 +101,22 @@ class Nginx:
     port: int
     prefix: Path
     body: bytes
+    tls: bool = False
 
     def url(self, path: str = "/index.html") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://127.0.0.1:{self.port}{path}"
+
+    @property
+    def ca(self) -> Path:
+        """The throwaway CA (PEM) that signed a TLS nginx's certificate."""
+        return self.prefix / "ca.pem"
+
+    def log_lines(self, expected: int) -> list[str]:
+        """The access log's lines, once `expected` are in (or 3 s have passed)."""
+        self.logged_requests(expected)
+        log = self.prefix / "access.log"
+        return log.read_text().splitlines() if log.exists() else []
 
     def logged_requests(self, expected: int) -> int:
         """Requests nginx itself logged (its own count, not the client's).
@@ -130,21 +143,48 @@ error_log {prefix}/error.log warn;
 events {{ worker_connections 1024; }}
 http {{
     {temp_paths}
-    log_format bare '$status $request_length $bytes_sent';
+    log_format bare '$status $request_length $bytes_sent '
+                    '$ssl_protocol $ssl_session_reused $server_protocol';
     access_log {prefix}/access.log bare;
     keepalive_requests {keepalive_requests};
     keepalive_timeout {keepalive_timeout};
     server {{
-        listen 127.0.0.1:{port};
+        listen 127.0.0.1:{port}{listen_tls}{listen_h2};
+        {tls}
         root {prefix}/html;
     }}
 }}
 """
 
 
+def make_certificate(directory: Path, name: str = "localhost") -> tuple[Path, Path]:
+    """A throwaway CA (`ca.pem`) and a server certificate it signed for `name` and
+    127.0.0.1 (openssl CLI): (certificate, key)."""
+    ca, ca_key = directory / "ca.pem", directory / "ca-key.pem"
+    cert, key, csr = directory / "cert.pem", directory / "key.pem", directory / "cert.csr"
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    subprocess.run(["openssl", "req", "-x509", *ec, "-days", "2", "-subj", "/CN=dbstand test CA",
+                    "-keyout", str(ca_key), "-out", str(ca)], check=True, capture_output=True)
+    subprocess.run(["openssl", "req", "-new", *ec, "-subj", f"/CN={name}", "-keyout", str(key),
+                    "-out", str(csr)], check=True, capture_output=True)
+    ext = directory / "san.ext"
+    ext.write_text(f"subjectAltName=DNS:{name},IP:127.0.0.1\nbasicConstraints=CA:FALSE\n")
+    subprocess.run(["openssl", "x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey",
+                    str(ca_key), "-CAcreateserial", "-days", "2", "-extfile", str(ext),
+                    "-out", str(cert)], check=True, capture_output=True)
+    return cert, key
+
+
+TLS_CONF = """ssl_certificate {cert};
+        ssl_certificate_key {key};
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ssl_session_cache shared:tls:1m;"""
+
+
 @contextlib.contextmanager
 def run_nginx(prefix: Path, keepalive_requests: int = 1000,
-              keepalive_timeout: str = "75s") -> Iterator[Nginx]:
+              keepalive_timeout: str = "75s", tls: bool = False,
+              http2: bool = False) -> Iterator[Nginx]:
     nginx = find_nginx()
     if nginx is None:
         pytest.fail("nginx is not installed: `make test` installs Debian's nginx")
@@ -153,6 +193,10 @@ def run_nginx(prefix: Path, keepalive_requests: int = 1000,
              for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
              if re.search(rf"--http-{name.replace('_', '-')}-temp-path", version)]
     (prefix / "html").mkdir(parents=True)
+    tls_conf = ""
+    if tls:
+        cert, key = make_certificate(prefix)
+        tls_conf = TLS_CONF.format(cert=cert, key=key)
     body = b"x" * 310 + b"\n"
     (prefix / "html" / "index.html").write_bytes(body)
     port = free_port()
@@ -162,6 +206,7 @@ def run_nginx(prefix: Path, keepalive_requests: int = 1000,
         user="user root;" if os.geteuid() == 0 else "",
         prefix=prefix, port=port, keepalive_requests=keepalive_requests,
         keepalive_timeout=keepalive_timeout,
+        listen_tls=" ssl" if tls else "", tls=tls_conf, listen_h2=" http2" if http2 else "",
         temp_paths="\n    ".join(temps)))
     proc = subprocess.Popen([nginx, "-p", str(prefix), "-c", str(conf),
                              "-e", str(prefix / "error.log")],
@@ -179,7 +224,7 @@ def run_nginx(prefix: Path, keepalive_requests: int = 1000,
                 if time.monotonic() > deadline:
                     pytest.fail("nginx did not listen within 10 s")
                 time.sleep(0.05)
-        yield Nginx(port, prefix, body)
+        yield Nginx(port, prefix, body, tls)
     finally:
         if proc.poll() is None:
             proc.send_signal(3)  # SIGQUIT: graceful stop
@@ -193,4 +238,18 @@ def run_nginx(prefix: Path, keepalive_requests: int = 1000,
 @pytest.fixture
 def nginx(tmp_path: Path) -> Iterator[Nginx]:
     with run_nginx(tmp_path / "nginx") as server:
+        yield server
+
+
+@pytest.fixture
+def nginx_tls(tmp_path: Path) -> Iterator[Nginx]:
+    """nginx serving the same file over TLS 1.2/1.3 with a throwaway certificate."""
+    with run_nginx(tmp_path / "nginx", tls=True) as server:
+        yield server
+
+
+@pytest.fixture
+def nginx_h2(tmp_path: Path) -> Iterator[Nginx]:
+    """nginx serving the same file over HTTP/2 on TLS (ALPN h2)."""
+    with run_nginx(tmp_path / "nginx", tls=True, http2=True) as server:
         yield server

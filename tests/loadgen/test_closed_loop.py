@@ -122,7 +122,7 @@ def test_nothing_listening_is_one_clear_error() -> None:
 
 @pytest.mark.parametrize(("url", "kwargs", "message"), [
     ("not a url", {"requests": 1}, "malformed URL"),
-    ("https://127.0.0.1/", {"requests": 1}, "https is not supported"),
+    ("ftp://127.0.0.1/", {"requests": 1}, "expected http\\[s\\]://"),
     ("http://127.0.0.1:99999/", {"requests": 1}, "bad host or port"),
     ("http://127.0.0.1:1/", {"requests": 0}, "at least 1"),
     ("http://127.0.0.1:1/", {}, "number of requests or a duration"),

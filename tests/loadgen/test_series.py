@@ -114,10 +114,10 @@ def test_a_stall_shows(cli: Any, test_server: TestServer, tmp_path: Path,
 
 
 def test_served_measure_records_one_run_per_repeat(nginx: Nginx) -> None:
-    from dbstand.workloads.http_load import LoadPlan, measure
+    from dbstand.workloads.http_load import SEED, LoadPlan, measure
 
     pid = int((nginx.prefix / "nginx.pid").read_text())
-    plan = LoadPlan(connections=2, duration_s=0.5, repeats=2, interval_s=0.2)
+    plan = LoadPlan(connections=2, duration_s=0.5, repeats=2, interval_s=0.2, load=SEED)
     metrics = measure(nginx.url(), plan, pid)
     series = metrics["series"]
     assert series["interval_s"] == 0.2 and len(series["runs"]) == 2
@@ -125,8 +125,8 @@ def test_served_measure_records_one_run_per_repeat(nginx: Nginx) -> None:
     assert all(len(r) == 3 for r in series["runs"])  # 0.5 s: 0.2 + 0.2 + 0.1
     whole = LatencyHistogram.decode(metrics["latency_hdr"])
     assert buckets(merged_hdr([i for r in series["runs"] for i in r])) == buckets(whole)
-    off = measure(nginx.url(), LoadPlan(connections=1, requests=20, repeats=1,
-                                        interval_s=0), pid)
+    off = measure(nginx.url(), LoadPlan(connections=1, requests=20, repeats=2,
+                                        interval_s=0, load=SEED), pid)
     assert "series" not in off
 
 

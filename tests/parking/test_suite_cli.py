@@ -55,7 +55,7 @@ def test_run_parking_end_to_end(cli, tmp_path: Path, mariadb_url: str) -> None:
     out = tmp_path / "r.jsonl"
     result = cli("run", "parking", "--stack", "python-raw,python-peewee", "--target",
                  mariadb_url, "--logging", "on,off", "--users", "1", "--passes", "2",
-                 "--batches", "2", "--baseline", "python-raw", "-o", str(out))
+                 "--batches", "2", "--load", "seed", "--baseline", "python-raw", "-o", str(out))
     assert result.code == 0, result.stdout + result.stderr
     records = [json.loads(line) for line in out.read_text().splitlines()]
     cases = [r for r in records if r["type"] == "case"]
@@ -101,7 +101,8 @@ def test_run_parking_end_to_end(cli, tmp_path: Path, mariadb_url: str) -> None:
 def test_run_parking_concurrent_users(cli, tmp_path: Path, pg_url: str) -> None:
     out = tmp_path / "r.jsonl"
     result = cli("run", "parking", "--stack", "python-sqlalchemy", "--target", pg_url,
-                 "--users", "3", "--passes", "2", "--batches", "2", "-o", str(out))
+                 "--users", "3", "--passes", "2", "--batches", "2", "--load", "seed",
+                 "-o", str(out))
     assert result.code == 0, result.stdout + result.stderr
     (case,) = [json.loads(line) for line in out.read_text().splitlines()
                if json.loads(line)["type"] == "case"]

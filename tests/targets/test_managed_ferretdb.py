@@ -16,6 +16,7 @@ import pytest
 
 import managed_server_checks as checks
 from dbstand.errors import OwnershipError, ServerError
+from dbstand.targets import gobuild
 from dbstand.targets.managed import ServerRecord, pid_running
 from dbstand.targets.mongodb import managed as target
 from dbstand.targets.mongodb.ownership import MongoOwnership
@@ -137,7 +138,7 @@ def test_missing_go_is_one_clear_line(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("DBSTAND_GO", raising=False)
     monkeypatch.delenv("DBSTAND_FERRETDB_BIN", raising=False)
-    monkeypatch.setattr(target, "GO_FALLBACKS", ())
+    monkeypatch.setattr(gobuild, "GO_FALLBACKS", ())
     with pytest.raises(ServerError, match="needs the Go toolchain") as info:
         target.ferretdb_binary()
     assert "\n" not in str(info.value)

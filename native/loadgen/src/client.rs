@@ -15,7 +15,7 @@ pub async fn closed_connection(
     first: Option<std::net::TcpStream>,
 ) {
     let cfg = sh.cfg.clone();
-    let mut conn = Conn::adopt(cfg.addr, first);
+    let mut conn = Conn::adopt(cfg.addr, cfg.tls.clone(), first);
     let mut timer = Timer::new(cfg.timeout);
     let mut server: Option<String> = None;
     loop {

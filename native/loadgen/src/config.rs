@@ -3,9 +3,11 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crate::h2conn::H2Request;
 use crate::http1::{self, RequestSpec};
 use crate::scenario::{Scenario, ScenarioSpec};
 use crate::series;
+use crate::tls::{Tls, TlsOptions};
 use crate::url::Target;
 
 /// How requests are issued.
@@ -15,7 +17,8 @@ pub enum Mode {
     Closed,
     /// Requests leave at fixed intended times, `rate` per second in total.
     Open { rate: f64 },
-    /// Each connection is a virtual user looping over the scenario's steps.
+    /// Each connection is a virtual user looping over the scenario's steps
+    /// (closed loop, or open loop when the run has a `scenario_rate`).
     Scenario(Box<Scenario>),
 }
 
@@ -36,6 +39,12 @@ pub struct Options {
     pub body: Vec<u8>,
     pub rate: Option<f64>,
     pub scenario_json: Option<String>,
+    /// For `https://` targets.
+    pub tls: TlsOptions,
+    /// Speak HTTP/2 (ALPN h2 over TLS, h2c with prior knowledge on http://).
+    pub http2: bool,
+    /// HTTP/2: concurrent streams per connection.
+    pub streams: usize,
 }
 
 /// A validated run.
@@ -43,6 +52,10 @@ pub struct Options {
 pub struct RunConfig {
     pub target: Target,
     pub addr: SocketAddr,
+    /// `https://`: the TLS set-up every connection uses.
+    pub tls: Option<Tls>,
+    /// HTTP/2: the request and streams per connection (None: HTTP/1.1).
+    pub h2: Option<H2Request>,
     pub mode: Mode,
     pub request: Vec<u8>,
     pub head_request: bool,
@@ -56,6 +69,8 @@ pub struct RunConfig {
     pub uring: bool,
     /// Width of the time series' intervals; None keeps no series.
     pub interval: Option<Duration>,
+    /// Scenario in open loop: iterations started per second, over all virtual users.
+    pub scenario_rate: Option<f64>,
 }
 
 /// A refusal before the run: a bad option or an unreachable target.
@@ -158,31 +173,62 @@ impl RunConfig {
             body: o.body.clone(),
         };
         http1::check_request(&spec).map_err(ConfigError::Invalid)?;
+        if let Some(rate) = o.rate {
+            if !(rate.is_finite() && rate > 0.0) {
+                return invalid(format!(
+                    "rate must be a positive number per second (got {rate})"
+                ));
+            }
+            if duration.is_none() {
+                return invalid("an open-loop run needs a duration");
+            }
+        }
+        let scenario_rate = o.scenario_json.as_ref().and(o.rate);
         let mode = match (&o.scenario_json, o.rate) {
-            (Some(_), Some(_)) => return invalid("a scenario runs closed loop; it takes no rate"),
-            (Some(json), None) => {
+            (Some(json), _) => {
                 let spec: ScenarioSpec = serde_json::from_str(json)
                     .map_err(|e| ConfigError::Invalid(format!("bad scenario: {e}")))?;
                 Mode::Scenario(Box::new(
                     Scenario::compile(&spec).map_err(ConfigError::Invalid)?,
                 ))
             }
-            (None, Some(rate)) => {
-                if !(rate.is_finite() && rate > 0.0) {
-                    return invalid(format!(
-                        "rate must be a positive number of requests/s (got {rate})"
-                    ));
-                }
-                if duration.is_none() {
-                    return invalid("an open-loop run needs a duration");
-                }
-                Mode::Open { rate }
-            }
+            (None, Some(rate)) => Mode::Open { rate },
             (None, None) => Mode::Closed,
         };
         if o.requests.is_none() && duration.is_none() {
             return invalid("give a number of requests or a duration");
         }
+        let h2 = if o.http2 {
+            if !matches!(mode, Mode::Closed) {
+                return invalid("HTTP/2 runs the closed loop only (no rate, no scenario)");
+            }
+            if !o.keepalive {
+                return invalid("HTTP/2 keeps its connections (no --no-keepalive)");
+            }
+            Some(
+                H2Request::new(
+                    target.tls,
+                    &target.authority,
+                    &spec.method,
+                    &spec.path,
+                    &spec.headers,
+                    &spec.body,
+                    o.streams,
+                )
+                .map_err(ConfigError::Invalid)?,
+            )
+        } else {
+            if o.streams != 1 {
+                return invalid("streams per connection need HTTP/2");
+            }
+            None
+        };
+        let alpn: &[&[u8]] = if o.http2 { &[b"h2"] } else { &[] };
+        let tls = if target.tls {
+            Some(Tls::new(&o.tls, &target.host, alpn).map_err(ConfigError::Invalid)?)
+        } else {
+            None
+        };
         ensure_fd_limit(o.connections).map_err(ConfigError::Invalid)?;
         let addr = target.resolve().map_err(ConfigError::Invalid)?;
         Ok(RunConfig {
@@ -197,7 +243,11 @@ impl RunConfig {
             duration,
             keepalive: o.keepalive,
             timeout,
-            uring: crate::uring::wanted(),
+            // io_uring drives plain sockets only; TLS and HTTP/2 run on tokio (epoll).
+            uring: tls.is_none() && h2.is_none() && crate::uring::wanted(),
+            tls,
+            h2,
+            scenario_rate,
             interval: Some(series::DEFAULT_INTERVAL),
         })
     }
@@ -241,7 +291,7 @@ impl RunConfig {
             .timeout
             .unwrap_or(Duration::from_secs(5))
             .min(Duration::from_secs(5));
-        std::net::TcpStream::connect_timeout(&self.addr, limit).map_err(|e| {
+        let mut tcp = std::net::TcpStream::connect_timeout(&self.addr, limit).map_err(|e| {
             let text = e.to_string();
             let why = text.split(" (os error").next().unwrap_or(&text);
             let resolved = self.addr.ip().to_string();
@@ -254,7 +304,22 @@ impl RunConfig {
                 "cannot connect to {}:{}{via}: {why}",
                 self.target.host, self.target.port
             ))
-        })
+        })?;
+        if let Some(tls) = &self.tls {
+            let alpn = tls.check(&mut tcp, limit).map_err(|why| {
+                ConfigError::Unreachable(format!(
+                    "TLS handshake with {}:{} failed: {why}",
+                    self.target.host, self.target.port
+                ))
+            })?;
+            if self.h2.is_some() && alpn.as_deref() != Some(b"h2".as_slice()) {
+                return Err(ConfigError::Unreachable(format!(
+                    "{}:{} does not offer HTTP/2 (no 'h2' in its TLS ALPN answer)",
+                    self.target.host, self.target.port
+                )));
+            }
+        }
+        Ok(tcp)
     }
 
     /// Split `total` over threads in proportion to their connections.
@@ -318,6 +383,26 @@ mod tests {
             "open loop without duration"
         );
         assert!(RunConfig::from_options(&opts("localhost:80")).is_err());
+    }
+
+    #[test]
+    fn a_scenario_with_a_rate_is_open_loop() {
+        let mut o = opts("http://127.0.0.1:1/");
+        o.scenario_json = Some(r#"{"steps": [{"name": "a", "path": "/"}]}"#.into());
+        o.rate = Some(50.0);
+        assert!(
+            RunConfig::from_options(&o).is_err(),
+            "open loop without duration"
+        );
+        o.requests = None;
+        o.duration = Some(1.0);
+        let cfg = RunConfig::from_options(&o).unwrap();
+        assert!(matches!(cfg.mode, Mode::Scenario(_)));
+        assert_eq!(cfg.scenario_rate, Some(50.0));
+        o.rate = Some(-1.0);
+        assert!(RunConfig::from_options(&o).is_err());
+        o.rate = None;
+        assert_eq!(RunConfig::from_options(&o).unwrap().scenario_rate, None);
     }
 
     #[test]

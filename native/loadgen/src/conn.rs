@@ -7,12 +7,16 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
 
-use tokio::io::Interest;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
 use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
 
 use crate::http1::{self, ChunkedDecoder, Framing};
 use crate::stats::Failure;
+use crate::tls::Tls;
 
 const INITIAL_BUFFER: usize = 16 * 1024;
 const MAX_HEAD: usize = 1024 * 1024;
@@ -24,6 +28,80 @@ pub struct Answer {
     /// Socket bytes read for this answer.
     pub bytes: u64,
     pub body_bytes: u64,
+    /// This exchange opened a TLS connection: its set-up (TCP connect plus
+    /// handshake) time and whether the session was resumed.
+    pub handshake: Option<Handshake>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Handshake {
+    pub time: Duration,
+    pub resumed: bool,
+}
+
+/// A connection's socket: plain, or TLS over it.
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl Stream {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Tls(s) => s.get_ref().0,
+        }
+    }
+
+    async fn read_some(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => read_some(s, buf).await,
+            Stream::Tls(s) => s.read(buf).await,
+        }
+    }
+
+    async fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
+        match self {
+            Stream::Plain(s) => write_all(s, data).await,
+            Stream::Tls(s) => {
+                s.write_all(data).await?;
+                s.flush().await
+            }
+        }
+    }
+
+    /// Between answers: has the server closed (or spoken) while idle? Costs no
+    /// syscall while the socket's read readiness is clear, the usual case.
+    fn idle_activity(&mut self, buf: &mut [u8]) -> bool {
+        match self {
+            Stream::Plain(s) => {
+                !matches!(s.try_read(buf), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+            }
+            Stream::Tls(s) => {
+                // Peek, so TLS records (a close_notify) stay for rustls.
+                let tcp = s.get_ref().0;
+                let fd = tcp.as_raw_fd();
+                let peeked = tcp.try_io(Interest::READABLE, || {
+                    let mut b = 0u8;
+                    // SAFETY: recv into one byte we own, without blocking.
+                    let n = unsafe {
+                        libc::recv(
+                            fd,
+                            (&mut b as *mut u8).cast(),
+                            1,
+                            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+                        )
+                    };
+                    if n < 0 {
+                        Err(io::Error::last_os_error())
+                    } else {
+                        Ok(n)
+                    }
+                });
+                !matches!(peeked, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+            }
+        }
+    }
 }
 
 /// Optional extras a caller may want from an answer.
@@ -37,7 +115,8 @@ pub struct Want<'a> {
 
 pub struct Conn {
     addr: SocketAddr,
-    stream: Option<TcpStream>,
+    tls: Option<Tls>,
+    stream: Option<Stream>,
     buf: Vec<u8>,
     filled: usize,
     /// The last read of this answer left the socket empty, so the cached read
@@ -71,12 +150,12 @@ async fn write_all(stream: &TcpStream, mut data: &[u8]) -> io::Result<()> {
 /// server closing mid-answer is a read failure; a read shorter than `buf` leaves
 /// the socket empty, which `drained` records.
 async fn read_more(
-    stream: &TcpStream,
+    stream: &mut Stream,
     buf: &mut [u8],
     drained: &mut bool,
     bytes: &mut u64,
 ) -> Result<usize, Failure> {
-    let n = read_some(stream, buf).await.map_err(|_| Failure::Read)?;
+    let n = stream.read_some(buf).await.map_err(|_| Failure::Read)?;
     if n == 0 {
         return Err(Failure::Read);
     }
@@ -86,9 +165,10 @@ async fn read_more(
 }
 
 impl Conn {
-    pub fn new(addr: SocketAddr) -> Self {
+    pub fn new(addr: SocketAddr, tls: Option<Tls>) -> Self {
         Conn {
             addr,
+            tls,
             stream: None,
             buf: vec![0; INITIAL_BUFFER],
             filled: 0,
@@ -96,14 +176,18 @@ impl Conn {
         }
     }
 
-    /// Start from an already connected socket (the preflight's).
-    pub fn adopt(addr: SocketAddr, stream: Option<std::net::TcpStream>) -> Self {
-        let mut conn = Conn::new(addr);
+    /// Start from an already connected socket (the preflight's). A TLS run's
+    /// preflight socket has had its handshake already and is not adopted.
+    pub fn adopt(addr: SocketAddr, tls: Option<Tls>, stream: Option<std::net::TcpStream>) -> Self {
+        let mut conn = Conn::new(addr, tls);
+        if conn.tls.is_some() {
+            return conn;
+        }
         if let Some(s) = stream {
             if s.set_nonblocking(true).is_ok() {
                 if let Ok(s) = TcpStream::from_std(s) {
                     let _ = s.set_nodelay(true);
-                    conn.stream = Some(s);
+                    conn.stream = Some(Stream::Plain(s));
                 }
             }
         }
@@ -139,29 +223,49 @@ impl Conn {
         mut want: Want<'_>,
     ) -> Result<Answer, Failure> {
         if self.filled == 0 {
-            if let Some(stream) = self.stream.as_ref() {
+            if let Some(stream) = self.stream.as_mut() {
                 // A kept-alive socket is quiet between answers, and its stale read
                 // readiness was dropped after the last one; readiness now means
                 // the server closed it while idle (or spoke unasked). Reopen it
                 // rather than count a request that was never really sent as an
                 // error. No syscall in the usual, quiet case.
-                match stream.try_read(&mut self.buf) {
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                    _ => self.reset(),
+                if stream.idle_activity(&mut self.buf) {
+                    self.reset();
                 }
             }
         }
+        let mut handshake = None;
         if self.stream.is_none() {
-            let stream = TcpStream::connect(self.addr)
+            let began = Instant::now();
+            let tcp = TcpStream::connect(self.addr)
                 .await
                 .map_err(|_| Failure::Connect)?;
-            let _ = stream.set_nodelay(true);
+            let _ = tcp.set_nodelay(true);
+            let stream = match &self.tls {
+                None => Stream::Plain(tcp),
+                Some(tls) => {
+                    // A failed handshake counts as a failed connection set-up.
+                    let s = tls
+                        .connector
+                        .connect(tls.server_name.clone(), tcp)
+                        .await
+                        .map_err(|_| Failure::Connect)?;
+                    let resumed =
+                        s.get_ref().1.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
+                    handshake = Some(Handshake {
+                        time: began.elapsed(),
+                        resumed,
+                    });
+                    Stream::Tls(Box::new(s))
+                }
+            };
             self.stream = Some(stream);
             self.filled = 0;
         }
-        let stream = self.stream.as_ref().expect("connected above");
+        let stream = self.stream.as_mut().expect("connected above");
         self.drained = false;
-        write_all(stream, request)
+        stream
+            .write_all(request)
             .await
             .map_err(|_| Failure::Write)?;
 
@@ -268,7 +372,8 @@ impl Conn {
                 }
                 body_bytes = (self.filled - head.len) as u64;
                 loop {
-                    let n = read_some(stream, &mut self.buf)
+                    let n = stream
+                        .read_some(&mut self.buf)
                         .await
                         .map_err(|_| Failure::Read)?;
                     if n == 0 {
@@ -295,21 +400,26 @@ impl Conn {
             self.drained = false;
         } else {
             self.filled = 0;
-            if self.drained {
+            // (TLS: rustls may hold or want more records, so its socket's
+            // readiness is left alone.)
+            if self.drained && matches!(stream, Stream::Plain(_)) {
                 // The last read returned less than asked: the socket is empty
                 // and nothing more comes before the next request, so the cached
                 // read readiness is stale. Dropping it here saves one recv()
                 // returning EAGAIN per request; anything arriving later (a
                 // close) sets it again and is seen before the next send.
-                let _ = stream.try_io(Interest::READABLE, || -> io::Result<()> {
-                    Err(io::ErrorKind::WouldBlock.into())
-                });
+                let _ = stream
+                    .tcp()
+                    .try_io(Interest::READABLE, || -> io::Result<()> {
+                        Err(io::ErrorKind::WouldBlock.into())
+                    });
             }
         }
         Ok(Answer {
             status,
             bytes,
             body_bytes,
+            handshake,
         })
     }
 }

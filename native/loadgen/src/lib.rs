@@ -6,6 +6,7 @@
 pub mod client;
 pub mod config;
 pub mod conn;
+pub mod h2conn;
 pub mod histogram;
 pub mod http1;
 pub mod open_loop;
@@ -15,6 +16,7 @@ pub mod series;
 pub mod stats;
 #[cfg(test)]
 mod testing;
+pub mod tls;
 pub mod uring;
 pub mod url;
 pub mod virtual_user;

@@ -46,7 +46,7 @@ pub async fn open_connection(
             .max(Duration::from_secs(1));
     let mut intended = sh.t0 + Duration::from_secs_f64(index as f64 / rate);
     let mut free_since = sh.t0;
-    let mut conn = Conn::adopt(cfg.addr, first);
+    let mut conn = Conn::adopt(cfg.addr, cfg.tls.clone(), first);
     let mut timer = Timer::new(cfg.timeout);
     let mut server: Option<String> = None;
     while intended < schedule_end {

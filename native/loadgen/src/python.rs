@@ -9,6 +9,7 @@ use crate::config::{ConfigError, Options, RunConfig};
 use crate::histogram;
 use crate::runner::{self, Report};
 use crate::stats::{Stats, FAILURE_NAMES};
+use crate::tls::TlsOptions;
 
 fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -29,6 +30,9 @@ fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("bytes", s.bytes)?;
     d.set_item("body_bytes", s.body_bytes)?;
     d.set_item("histogram", histogram::encode(&s.hist))?;
+    d.set_item("handshakes", s.handshakes)?;
+    d.set_item("handshakes_resumed", s.resumed)?;
+    d.set_item("handshake_histogram", histogram::encode(&s.handshake_hist))?;
     Ok(d)
 }
 
@@ -93,12 +97,14 @@ fn report_dict<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>>
 /// histogram); 0 keeps no series (`series` is None).
 ///
 /// Raises ValueError for bad options, ConnectionError when nothing answers on
-/// the target port, KeyboardInterrupt when interrupted (the run is stopped).
+/// the target port, KeyboardInterrupt when interrupted (the run is stopped at
+/// once; the exception's `report` holds what was measured until then).
 #[pyfunction]
 #[pyo3(signature = (
     url, *, connections, threads=None, requests=None, duration=None, keepalive=true,
     timeout=10.0, method="GET", headers=Vec::new(), body=Vec::new(), rate=None, scenario=None,
-    interval=1.0,
+    interval=1.0, insecure=false, ca_file=None, tls_resume=true, tls_version=None, sni=None,
+    http2=false, streams=1,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
@@ -116,6 +122,13 @@ fn run<'py>(
     rate: Option<f64>,
     scenario: Option<String>,
     interval: f64,
+    insecure: bool,
+    ca_file: Option<String>,
+    tls_resume: bool,
+    tls_version: Option<String>,
+    sni: Option<String>,
+    http2: bool,
+    streams: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let options = Options {
         url,
@@ -130,6 +143,15 @@ fn run<'py>(
         body,
         rate,
         scenario_json: scenario,
+        tls: TlsOptions {
+            insecure,
+            ca_file,
+            resume: tls_resume,
+            version: tls_version,
+            sni,
+        },
+        http2,
+        streams,
     };
     let cfg = RunConfig::from_options(&options)
         .and_then(|c| c.with_interval(interval))
@@ -149,6 +171,11 @@ fn run<'py>(
         (result, signal)
     });
     if let Some(err) = signal {
+        // Ctrl-C or SIGTERM: the run ended at once; what it measured rides on the
+        // exception (`report`), for the caller to record as an interrupted run.
+        if let Ok(report) = &result {
+            err.value(py).setattr("report", report_dict(py, report)?)?;
+        }
         return Err(err);
     }
     let report = result.map_err(PyRuntimeError::new_err)?;

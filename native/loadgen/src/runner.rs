@@ -13,10 +13,13 @@ use crate::config::{Mode, RunConfig};
 use crate::histogram::{self, Hist};
 use crate::open_loop::open_connection;
 use crate::series::{self, EncodedInterval, Recorder, SeriesOf};
-use crate::stats::Stats;
+use crate::stats::{Failure, Stats};
 use crate::uring;
 use crate::virtual_user::virtual_user;
-use crate::worker::{thread_cpu_seconds, Shared};
+use crate::worker::{in_flight, thread_cpu_seconds, Shared};
+
+/// How often a tokio worker looks whether its requests in flight must be given up.
+const CUT_TICK: Duration = Duration::from_millis(20);
 
 /// Everything a run measured, merged over threads.
 #[derive(Debug, Clone)]
@@ -200,6 +203,9 @@ fn run_tokio(
             let probe = i == lo;
             let stream = if i == lo { first.take() } else { None };
             let handle = match (&cfg.mode, &scenario) {
+                (Mode::Closed, _) if cfg.h2.is_some() => {
+                    tokio::task::spawn_local(crate::h2conn::closed_connection(sh, probe))
+                }
                 (Mode::Closed, _) => tokio::task::spawn_local(closed_connection(sh, probe, stream)),
                 (Mode::Open { rate }, _) => {
                     tokio::task::spawn_local(open_connection(sh, i, *rate, probe, stream))
@@ -211,14 +217,41 @@ fn run_tokio(
             };
             handles.push(handle);
         }
-        for h in handles {
-            if let Err(e) = h.await {
-                if e.is_panic() {
-                    std::panic::resume_unwind(e.into_panic());
-                }
+        let cut = tokio::select! {
+            _ = join_all(&mut handles) => false,
+            _ = cut_reached(shared) => true,
+        };
+        if cut {
+            // Give up what is still in flight: count it unanswered, end at once.
+            let abandoned = in_flight();
+            for h in &handles {
+                h.abort();
+            }
+            join_all(&mut handles).await;
+            let now = Instant::now();
+            for _ in 0..abandoned {
+                shared.record(&Err(Failure::Timeout), now, Duration::ZERO, None);
             }
         }
     });
+}
+
+/// Wait for every connection task (a panic in one is raised here).
+async fn join_all(handles: &mut [tokio::task::JoinHandle<()>]) {
+    for h in handles.iter_mut() {
+        if let Err(e) = h.await {
+            if e.is_panic() {
+                std::panic::resume_unwind(e.into_panic());
+            }
+        }
+    }
+}
+
+/// Ends when the run must give up its requests in flight (`Shared::cut`).
+async fn cut_reached(shared: &Shared) {
+    while !shared.cut(Instant::now()) {
+        tokio::time::sleep(CUT_TICK).await;
+    }
 }
 
 /// Run `cfg` to completion. `poll` is called about every 100 ms from the calling
@@ -512,6 +545,85 @@ mod tests {
                 s.intervals.iter().map(|i| i.ok).collect::<Vec<_>>()
             );
             assert!(s.intervals[0].ok > 0, "{what}");
+        }
+    }
+
+    /// A server that accepts connections and never answers (keeps them open).
+    fn silent_server() -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        thread::spawn(move || {
+            let mut held = Vec::new();
+            for stream in listener.incoming() {
+                let Ok(s) = stream else { return };
+                held.push(s);
+            }
+        });
+        port
+    }
+
+    /// `duration` bounds the whole run: requests a silent server holds at the end
+    /// are given up after `END_GRACE` and counted as timeouts (io_uring, epoll,
+    /// open loop), far before their own timeout; a stop ends a run at once.
+    #[test]
+    fn the_end_of_a_timed_run_gives_up_what_is_in_flight() {
+        use crate::worker::END_GRACE;
+        for (uring, rate) in [(true, None), (false, None), (false, Some(50.0))] {
+            let port = silent_server();
+            let o = Options {
+                connections: 3,
+                threads: Some(1),
+                requests: None,
+                duration: Some(0.3),
+                timeout: 60.0,
+                rate,
+                ..crate::testing::options(&format!("http://127.0.0.1:{port}/"))
+            };
+            let mut cfg = RunConfig::from_options(&o).unwrap();
+            cfg.uring = uring;
+            let started = Instant::now();
+            let r = super::run(cfg, None, &mut || false).unwrap();
+            let took = started.elapsed();
+            let what = format!("io={} rate={rate:?}", r.io);
+            assert!(
+                took >= Duration::from_millis(300) + END_GRACE,
+                "{what}: {took:?}"
+            );
+            assert!(took < Duration::from_secs(3), "{what}: took {took:?}");
+            assert!(r.stats.requests() >= 3, "{what}");
+            assert_eq!(r.stats.successes(), 0, "{what}");
+            assert_eq!(
+                r.stats.errors[3],
+                r.stats.requests(),
+                "{what}: all timeouts"
+            );
+        }
+        // a stop (Ctrl-C) with no deadline and no timeout: at once
+        for uring in [true, false] {
+            let port = silent_server();
+            let o = Options {
+                connections: 2,
+                threads: Some(1),
+                requests: Some(100),
+                timeout: 0.0,
+                ..crate::testing::options(&format!("http://127.0.0.1:{port}/"))
+            };
+            let mut cfg = RunConfig::from_options(&o).unwrap();
+            cfg.uring = uring;
+            let started = Instant::now();
+            let mut polls = 0;
+            let r = super::run(cfg, None, &mut || {
+                polls += 1;
+                polls > 3
+            })
+            .unwrap();
+            assert!(r.interrupted);
+            assert!(
+                started.elapsed() < Duration::from_secs(2),
+                "{:?}",
+                started.elapsed()
+            );
+            assert_eq!(r.stats.errors[3], 2, "uring={uring}: the two given up");
         }
     }
 

@@ -46,6 +46,15 @@ pub struct StepSpec {
     /// JSON path -> expected value (string form); a mismatch fails the step.
     #[serde(default)]
     pub expect: Vec<(String, String)>,
+    /// The status the answer must have (none: any 2xx).
+    #[serde(default)]
+    pub status: Option<u16>,
+    /// Texts the answer's body must contain (raw bytes, JSON or not).
+    #[serde(default)]
+    pub body_contains: Vec<String>,
+    /// Think time after the step, in milliseconds (the virtual user pauses).
+    #[serde(default)]
+    pub think_ms: f64,
 }
 
 fn default_method() -> String {
@@ -77,12 +86,31 @@ pub struct Step {
     captures: Vec<(usize, String)>,
     /// (JSON pointer, expected)
     expect: Vec<(String, String)>,
+    status: Option<u16>,
+    body_contains: Vec<Vec<u8>>,
+    pub think: Option<std::time::Duration>,
 }
 
 impl Step {
     /// The answer's body is needed (captures or checks).
     pub fn reads_body(&self) -> bool {
-        !self.captures.is_empty() || !self.expect.is_empty()
+        !self.captures.is_empty() || !self.expect.is_empty() || !self.body_contains.is_empty()
+    }
+
+    /// Whether the answer's status is the one the step wants (any 2xx by default).
+    pub fn accepts(&self, status: u16) -> bool {
+        match self.status {
+            Some(want) => status == want,
+            None => (200..300).contains(&status),
+        }
+    }
+
+    /// Why a status is refused, for the first check error.
+    pub fn status_error(&self, status: u16) -> String {
+        match self.status {
+            Some(want) => format!("step '{}': status {status}, expected {want}", self.name),
+            None => format!("step '{}': status {status}, expected 2xx", self.name),
+        }
     }
 }
 
@@ -271,8 +299,30 @@ impl Scenario {
                 .iter()
                 .map(|(p, v)| (dotted_to_pointer(p), v.clone()))
                 .collect();
+            if !(s.think_ms.is_finite() && (0.0..=3_600_000.0).contains(&s.think_ms)) {
+                return Err(format!(
+                    "step '{}': think_ms must be between 0 and 3600000 (got {})",
+                    s.name, s.think_ms
+                ));
+            }
+            if let Some(code) = s.status {
+                if !(100..=599).contains(&code) {
+                    return Err(format!(
+                        "step '{}': status {code} is not an HTTP status",
+                        s.name
+                    ));
+                }
+            }
             steps.push(Step {
                 name: s.name.clone(),
+                status: s.status,
+                body_contains: s
+                    .body_contains
+                    .iter()
+                    .map(|t| t.as_bytes().to_vec())
+                    .collect(),
+                think: (s.think_ms > 0.0)
+                    .then(|| std::time::Duration::from_secs_f64(s.think_ms / 1000.0)),
                 head_request: s.method.eq_ignore_ascii_case("HEAD"),
                 method: s.method.clone(),
                 path,
@@ -367,7 +417,19 @@ impl Scenario {
     /// Apply step `i`'s checks and captures to its answer body.
     pub fn absorb(&self, i: usize, vars: &mut Vars, body: &[u8]) -> Result<(), String> {
         let step = &self.steps[i];
-        if !step.reads_body() {
+        for text in &step.body_contains {
+            if !body
+                .windows(text.len().max(1))
+                .any(|w| w == text.as_slice())
+            {
+                return Err(format!(
+                    "step '{}': body does not contain '{}'",
+                    step.name,
+                    String::from_utf8_lossy(text)
+                ));
+            }
+        }
+        if step.captures.is_empty() && step.expect.is_empty() {
             return Ok(());
         }
         let doc: Value = serde_json::from_slice(body)
@@ -516,6 +578,46 @@ mod tests {
             .absorb(0, &mut vars, br#"{"status": "success"}"#)
             .is_err());
         assert!(sc.absorb(0, &mut vars, b"<html>").is_err());
+    }
+
+    #[test]
+    fn status_body_and_think_checks() {
+        let s = spec(
+            r#"{"steps": [
+                  {"name": "gone", "path": "/old", "status": 404},
+                  {"name": "page", "path": "/p", "body_contains": ["price", "EUR"], "think_ms": 2.5},
+                  {"name": "any", "path": "/a"}
+                ]}"#,
+        );
+        let sc = Scenario::compile(&s).unwrap();
+        assert!(sc.steps[0].accepts(404) && !sc.steps[0].accepts(200));
+        assert!(sc.steps[0]
+            .status_error(200)
+            .contains("status 200, expected 404"));
+        assert!(sc.steps[2].accepts(204) && !sc.steps[2].accepts(404));
+        assert!(sc.steps[1].reads_body() && !sc.steps[2].reads_body());
+        assert_eq!(
+            sc.steps[1].think,
+            Some(std::time::Duration::from_micros(2500))
+        );
+        assert_eq!(sc.steps[2].think, None);
+        let mut vars = sc.new_vars(0, "r");
+        assert!(sc.absorb(1, &mut vars, b"<p>price: 3 EUR</p>").is_ok());
+        let err = sc.absorb(1, &mut vars, b"<p>price: 3</p>").unwrap_err();
+        assert!(err.contains("body does not contain 'EUR'"), "{err}");
+        for (json, want) in [
+            (
+                r#"{"steps": [{"name": "a", "path": "/", "status": 99}]}"#,
+                "not an HTTP status",
+            ),
+            (
+                r#"{"steps": [{"name": "a", "path": "/", "think_ms": -1}]}"#,
+                "think_ms",
+            ),
+        ] {
+            let err = Scenario::compile(&spec(json)).unwrap_err();
+            assert!(err.contains(want), "{err}");
+        }
     }
 
     #[test]

@@ -30,6 +30,12 @@ pub struct Stats {
     pub bytes: u64,
     /// Decoded body bytes.
     pub body_bytes: u64,
+    /// TLS connections set up (each counted with the answer that opened it).
+    pub handshakes: u64,
+    /// Of those, resumed sessions (abbreviated handshakes).
+    pub resumed: u64,
+    /// Set-up time of those connections: TCP connect plus TLS handshake (ns).
+    pub handshake_hist: Hist,
 }
 
 impl Default for Stats {
@@ -47,7 +53,18 @@ impl Stats {
             check_failed: 0,
             bytes: 0,
             body_bytes: 0,
+            handshakes: 0,
+            resumed: 0,
+            handshake_hist: histogram::new_histogram(),
         }
+    }
+
+    /// A TLS connection was set up in `ns` (resumed or full handshake).
+    #[inline]
+    pub fn handshake(&mut self, ns: u64, resumed: bool) {
+        histogram::record(&mut self.handshake_hist, ns);
+        self.handshakes += 1;
+        self.resumed += u64::from(resumed);
     }
 
     #[inline]
@@ -86,6 +103,11 @@ impl Stats {
         self.check_failed += other.check_failed;
         self.bytes += other.bytes;
         self.body_bytes += other.body_bytes;
+        self.handshake_hist
+            .add(&other.handshake_hist)
+            .expect("histograms share bounds");
+        self.handshakes += other.handshakes;
+        self.resumed += other.resumed;
     }
 
     /// (status, count) for every status seen, ascending.

@@ -21,6 +21,9 @@ pub fn options(url: &str) -> Options {
         body: vec![],
         rate: None,
         scenario_json: None,
+        tls: Default::default(),
+        http2: false,
+        streams: 1,
     }
 }
 

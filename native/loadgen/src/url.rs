@@ -1,18 +1,20 @@
-//! Target URLs: `http://host[:port][/path][?query]`, parsed once before a run.
+//! Target URLs: `http[s]://host[:port][/path][?query]`, parsed once before a run.
 //!
-//! Only plain HTTP/1.1 is spoken; anything else is refused with a message that
-//! names the problem, so a typo never turns into a run full of errors.
+//! Anything else is refused with a message that names the problem, so a typo
+//! never turns into a run full of errors.
 
 use std::fmt;
 use std::net::{SocketAddr, ToSocketAddrs};
 
-/// A parsed `http://` URL.
+/// A parsed `http://` or `https://` URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
+    /// `https://`: speak TLS.
+    pub tls: bool,
     /// Host as written (a name, an IPv4 address, or `[v6]` without brackets).
     pub host: String,
     pub port: u16,
-    /// Value for the `Host` header (`host` or `host:port` when not 80).
+    /// Value for the `Host` header (`host`, or `host:port` when not the scheme's default).
     pub authority: String,
     /// Path plus query, always starting with `/`.
     pub path: String,
@@ -34,18 +36,12 @@ fn bad(url: &str, why: &str) -> UrlError {
 impl Target {
     pub fn parse(url: &str) -> Result<Target, UrlError> {
         let trimmed = url.trim();
-        let rest = match trimmed.split_once("://") {
-            Some((scheme, rest)) => {
-                if scheme.eq_ignore_ascii_case("https") {
-                    return Err(bad(url, "https is not supported (plain http:// only)"));
-                }
-                if !scheme.eq_ignore_ascii_case("http") {
-                    return Err(bad(url, "expected http://host[:port]/path"));
-                }
-                rest
-            }
-            None => return Err(bad(url, "expected http://host[:port]/path")),
+        let (tls, rest) = match trimmed.split_once("://") {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => (false, rest),
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("https") => (true, rest),
+            _ => return Err(bad(url, "expected http[s]://host[:port]/path")),
         };
+        let default_port = if tls { 443 } else { 80 };
         let (authority, path) = match rest.find(['/', '?']) {
             Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
             Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
@@ -62,16 +58,19 @@ impl Target {
             return Err(bad(url, "user:password@ is not supported"));
         }
         let (host, port) =
-            split_host_port(authority).ok_or_else(|| bad(url, "bad host or port"))?;
+            split_host_port(authority, default_port).ok_or_else(|| bad(url, "bad host or port"))?;
         if host.is_empty() {
             return Err(bad(url, "no host"));
         }
-        let authority_header = if port == 80 {
-            authority.trim_end_matches(":80").to_string()
+        let authority_header = if port == default_port {
+            authority
+                .trim_end_matches(&format!(":{default_port}"))
+                .to_string()
         } else {
             authority.to_string()
         };
         Ok(Target {
+            tls,
             host,
             port,
             authority: authority_header,
@@ -94,11 +93,11 @@ impl Target {
     }
 }
 
-fn split_host_port(authority: &str) -> Option<(String, u16)> {
+fn split_host_port(authority: &str, default_port: u16) -> Option<(String, u16)> {
     if let Some(rest) = authority.strip_prefix('[') {
         let (host, after) = rest.split_once(']')?;
         let port = match after {
-            "" => 80,
+            "" => default_port,
             p => p.strip_prefix(':')?.parse().ok()?,
         };
         return Some((host.to_string(), port));
@@ -114,7 +113,7 @@ fn split_host_port(authority: &str) -> Option<(String, u16)> {
             }
             Some((host.to_string(), port))
         }
-        None => Some((authority.to_string(), 80)),
+        None => Some((authority.to_string(), default_port)),
     }
 }
 
@@ -148,12 +147,24 @@ mod tests {
     }
 
     #[test]
+    fn https_defaults_to_443() {
+        let t = Target::parse("HTTPS://example.org/x").unwrap();
+        assert_eq!(
+            (t.tls, t.port, t.authority.as_str()),
+            (true, 443, "example.org")
+        );
+        let t = Target::parse("https://127.0.0.1:8443/").unwrap();
+        assert_eq!((t.tls, t.authority.as_str()), (true, "127.0.0.1:8443"));
+        assert!(!Target::parse("http://h/").unwrap().tls);
+    }
+
+    #[test]
     fn refuses_malformed() {
         for url in [
             "not a url",
             "127.0.0.1:8080/",
             "ftp://x/",
-            "https://x/",
+            "https://",
             "http://:80/",
             "http://host:99999/",
             "http://host:port/",

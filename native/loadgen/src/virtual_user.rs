@@ -1,12 +1,19 @@
 //! Scenario runs: each connection is a virtual user that loops over the steps,
 //! captures values from JSON answers and sends them in later requests.
 //!
-//! A step fails on a socket error, a non-2xx answer, or a failed check/capture;
+//! A step fails on a socket error, an answer whose status is not the one it wants
+//! (any 2xx unless it names one), or a failed check/capture;
 //! the rest of that iteration is skipped (later steps would use missing values)
 //! and the iteration counts as failed.
+//!
+//! Open loop (a `scenario_rate`): iterations start at fixed intended times, user
+//! `i` of `U` at `t0 + i/R + k*U/R`, whatever the server does. An iteration that
+//! could not start on time (the previous one ran late) starts at once, and its
+//! iteration latency counts from its intended start, as the open loop of single
+//! requests does; requests count from their own sends.
 
 use std::rc::Rc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::conn::{Conn, Want};
 use crate::histogram;
@@ -20,16 +27,50 @@ pub async fn virtual_user(
     first: Option<std::net::TcpStream>,
 ) {
     let cfg = sh.cfg.clone();
-    let mut conn = Conn::adopt(cfg.addr, first);
+    let mut conn = Conn::adopt(cfg.addr, cfg.tls.clone(), first);
     let mut timer = Timer::new(cfg.timeout);
     let mut vars = scenario.new_vars(vu, &sh.run_id);
     let mut request = Vec::with_capacity(512);
     let mut body = Vec::new();
     let mut answer = Vec::new();
     let mut iter = 0u64;
+    // open loop: this user's share of the schedule
+    let pace = cfg.scenario_rate.map(|rate| {
+        let interval = Duration::from_secs_f64(cfg.connections as f64 / rate);
+        let first = sh.t0 + Duration::from_secs_f64(vu as f64 / rate);
+        let end = sh.t0 + cfg.duration.expect("open loop has a duration");
+        (interval, first, end)
+    });
+    let mut intended = pace.map(|(_, first, _)| first);
+    let mut free_since = sh.t0;
     loop {
-        let iter_start = Instant::now();
-        if sh.over(iter_start) || !sh.take_ticket() {
+        let mut iter_start = Instant::now();
+        if let (Some((interval, _, end)), Some(at)) = (pace, intended) {
+            if at >= end || sh.stopped() {
+                break;
+            }
+            // iterations still waiting this long after the end are given up (missed),
+            // so an overloaded server cannot stretch the run forever
+            let grace = cfg
+                .timeout
+                .unwrap_or(Duration::from_secs(10))
+                .max(Duration::from_secs(1));
+            if iter_start >= end + grace {
+                let left = (end - at).as_secs_f64() / interval.as_secs_f64();
+                sh.missed.set(sh.missed.get() + left.ceil() as u64);
+                break;
+            }
+            if at > iter_start {
+                tokio::time::sleep_until(at.into()).await;
+                iter_start = Instant::now();
+            } else if free_since > at {
+                iter_start = at; // held back by the previous iteration: count its wait
+            }
+            intended = Some(at + interval);
+            if !sh.take_ticket() {
+                break;
+            }
+        } else if sh.over(iter_start) || !sh.take_ticket() {
             break;
         }
         scenario.begin_iteration(&mut vars, iter);
@@ -65,11 +106,15 @@ pub async fn virtual_user(
             .await;
             sh.record(&result, start, start.elapsed(), Some(i));
             match &result {
-                Ok(a) if (200..300).contains(&a.status) => {
+                Ok(a) if step.accepts(a.status) => {
                     if let Err(why) = scenario.absorb(i, &mut vars, &answer) {
                         sh.check_failed(i, why);
                         ok = false;
                     }
+                }
+                Ok(a) if (200..300).contains(&a.status) => {
+                    sh.check_failed(i, step.status_error(a.status));
+                    ok = false;
                 }
                 _ => ok = false,
             }
@@ -80,6 +125,9 @@ pub async fn virtual_user(
                 sh.backoff_after(&result).await;
                 break;
             }
+            if let Some(think) = step.think {
+                tokio::time::sleep(think).await;
+            }
         }
         if ok {
             histogram::record(
@@ -89,6 +137,7 @@ pub async fn virtual_user(
         } else {
             sh.iterations_failed.set(sh.iterations_failed.get() + 1);
         }
+        free_since = Instant::now();
         iter += 1;
     }
 }

@@ -84,6 +84,13 @@ impl Shared {
         }
     }
 
+    /// Return a ticket taken for a request that was never sent.
+    pub fn give_back_ticket(&self) {
+        if let Some(b) = &self.budget {
+            b.set(b.get() + 1);
+        }
+    }
+
     #[inline]
     pub fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
@@ -93,6 +100,14 @@ impl Shared {
     #[inline]
     pub fn over(&self, now: Instant) -> bool {
         self.stopped() || self.deadline.is_some_and(|d| now >= d)
+    }
+
+    /// Requests still in flight are given up at `now`, counted as unanswered
+    /// (timeouts): a stop was asked (Ctrl-C, SIGTERM), or a timed run is past its
+    /// end by `END_GRACE`. So `duration` bounds the whole run, whatever `timeout`.
+    #[inline]
+    pub fn cut(&self, now: Instant) -> bool {
+        self.stopped() || self.deadline.is_some_and(|d| now >= d + END_GRACE)
     }
 
     /// Count one exchange into the thread's stats (and step `step`'s, if given)
@@ -108,7 +123,15 @@ impl Shared {
     ) {
         let ns = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
         let apply = |s: &mut Stats| match result {
-            Ok(a) => s.answer(a.status, ns, a.bytes, a.body_bytes),
+            Ok(a) => {
+                s.answer(a.status, ns, a.bytes, a.body_bytes);
+                if let Some(h) = a.handshake {
+                    s.handshake(
+                        u64::try_from(h.time.as_nanos()).unwrap_or(u64::MAX),
+                        h.resumed,
+                    );
+                }
+            }
             Err(f) => s.failure(*f),
         };
         apply(&mut self.stats.borrow_mut());
@@ -154,6 +177,37 @@ impl Shared {
     }
 }
 
+/// How long the answers to requests in flight at the end of a timed run are
+/// waited for before those requests count as unanswered (`Shared::cut`).
+pub const END_GRACE: Duration = Duration::from_millis(500);
+
+thread_local! {
+    /// Exchanges in flight on this worker thread's runtime (`Timer::run`), for
+    /// counting those a cut gives up.
+    static IN_FLIGHT: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The exchanges in flight on the calling worker thread.
+pub fn in_flight() -> u64 {
+    IN_FLIGHT.with(Cell::get)
+}
+
+/// Counts one exchange in flight for as long as it lives (also when dropped unfinished).
+struct InFlight;
+
+impl InFlight {
+    fn new() -> InFlight {
+        IN_FLIGHT.with(|c| c.set(c.get() + 1));
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.with(|c| c.set(c.get() - 1));
+    }
+}
+
 /// A reusable per-connection timeout (one timer entry, reset per request).
 pub struct Timer {
     sleep: Option<Pin<Box<Sleep>>>,
@@ -178,6 +232,7 @@ impl Timer {
     where
         F: Future<Output = Result<Answer, Failure>>,
     {
+        let _flight = InFlight::new();
         match self.sleep.as_mut() {
             None => fut.await,
             Some(sleep) => {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from pathlib import Path
 from types import FrameType
 
 import click
@@ -52,6 +53,20 @@ app = typer.Typer(
     rich_markup_mode=None,  # plain help: rich's help renderer alone costs ~30 ms
     cls=lazy_group(_COMMANDS),
 )
+
+
+@app.callback()
+def _options(stack_dir: list[Path] | None = typer.Option(  # noqa: B008 (typer's way)
+        None, "--stack-dir", metavar="PATH",
+        help="A folder of your own server stacks (stack.toml each, docs/stack-manifest.md); "
+             "repeatable; DBSTAND_STACKS lists more, separated by ':'")) -> None:
+    """dbstand's options before the command."""
+    if stack_dir:
+        from dbstand.stacks.manifest import add_stack_dirs
+
+        add_stack_dirs(stack_dir)
+
+
 app.add_typer(_workload_group("serve", "Run a workload's service in the foreground."),
               name="serve")
 app.add_typer(_workload_group("verify", "Check implementations against a workload's "
@@ -59,8 +74,14 @@ app.add_typer(_workload_group("verify", "Check implementations against a workloa
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM behaves like Ctrl-C: servers we started are stopped, results closed."""
-    raise KeyboardInterrupt
+    """SIGTERM behaves like Ctrl-C: servers we started are stopped, results closed.
+    Both also set a flag that waiting loops poll (dbstand.interrupts: an exception
+    raised in a handler can be lost)."""
+    from dbstand import interrupts
+
+    interrupts.request()
+    if not interrupts.in_gc_callback(frame):  # there Python would print it and go on
+        raise KeyboardInterrupt
 
 
 def _usage_message(exc: click.ClickException) -> str:
@@ -77,8 +98,26 @@ def _usage_message(exc: click.ClickException) -> str:
     return message
 
 
+def _clear_leftovers() -> None:
+    """Servers and work folders an earlier, killed dbstand left (targets/leftovers.py)."""
+    from dbstand.targets.leftovers import sweep
+
+    try:
+        lines = sweep()
+    except Exception as exc:  # never a reason for this command to fail
+        lines = [f"could not look for what a killed dbstand left: {exc}"]
+    for line in lines:
+        print(f"dbstand: {line}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> None:
+    from dbstand import interrupts
+
+    interrupts.reset()
     signal.signal(signal.SIGTERM, _terminate)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _terminate)
+    _clear_leftovers()
     try:
         code = app(args=argv, standalone_mode=False, prog_name="dbstand")
     except click.exceptions.Exit as exc:

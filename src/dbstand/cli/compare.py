@@ -17,7 +17,7 @@ from rich.table import Table
 from dbstand.console import console, err_console
 from dbstand.errors import UserError
 from dbstand.report.compare import Comparison, RunComparison, compare_reports, parse_check
-from dbstand.results.store import read_results
+from dbstand.results.store import ResultsFile, read_results
 from dbstand.workloads.render import build_report
 
 FORMATS = ("table", "json", "markdown")
@@ -121,6 +121,14 @@ def _json(result: RunComparison, new: Path, gate: list[str]) -> dict[str, Any]:
             "gate_failures": gate}
 
 
+def _read(path: Path) -> ResultsFile:
+    """A results file; its warnings (a torn last line) on stderr, as `report` shows."""
+    results = read_results(path)
+    for warning in results.warnings:
+        err_console.print(f"warning: {escape(str(path))}: {escape(warning)}", highlight=False)
+    return results
+
+
 def compare_runs(
     before: Annotated[Path, typer.Argument(help="The baseline results file")],
     after: Annotated[list[Path], typer.Argument(help="Results file(s) to judge against it")],
@@ -144,15 +152,15 @@ def compare_runs(
     case that failed or is missing in a new run."""
     if format not in FORMATS:
         raise UserError(f"unknown format {format!r} (known: {', '.join(FORMATS)})")
-    if threshold < 0:
-        raise UserError("--threshold cannot be negative")
+    if not math.isfinite(threshold) or threshold < 0:
+        raise UserError(f"--threshold must be a finite number of % from 0 (got {threshold:g})")
     checks = [parse_check(text) for text in check or []]
-    base_report = build_report(read_results(before))
+    base_report = build_report(_read(before))
     gated = fail_on_regression or bool(checks)
     failures: list[str] = []
     payloads, texts = [], []
     for new in after:
-        result = compare_reports(base_report, build_report(read_results(new)), threshold,
+        result = compare_reports(base_report, build_report(_read(new)), threshold,
                                  checks, force)
         gate = result.gate_failures(fail_on_regression)
         failures += gate

@@ -8,79 +8,36 @@ nothing.
 
 from __future__ import annotations
 
-import math
-import threading
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from dbstand.console import console, err_console, redacted_argv
+from dbstand.console import console, err_console
 from dbstand.distributed.cli import ClusterOption, http_on_cluster, print_cluster
 from dbstand.errors import UserError
-from dbstand.loadgen import DEFAULT_TIMEOUT_S, LoadResult, run_closed, run_open
+from dbstand.loadgen import DEFAULT_TIMEOUT_S, run_closed, run_open
 from dbstand.loadgen.record import DEFAULT_MAX_ERROR_RATE
 from dbstand.loadgen.series import DEFAULT_INTERVAL_S
 from dbstand.loadgen.summary import print_summary
+from dbstand.loadgen.tls import TLS_VERSIONS, TlsSettings
 from dbstand.results.store import (
     ResultsWriteError,
-    ResultsWriter,
+    check_distinct_outputs,
     check_output_path,
     read_results,
 )
-from dbstand.workloads.run_common import Export, parse_exports, write_exports
+from dbstand.workloads.http_run import (
+    RunFailed,
+    check_values,
+    open_results,
+    results_path,
+    with_progress,
+)
+from dbstand.workloads.run_common import Export, named_outputs, parse_exports, write_exports
 
 DEFAULT_DURATION_S = 10.0
 AB_TIMELIMIT_REQUESTS = 50_000  # ab: "-t implies -n 50000"
-MAX_CONNECTIONS = 100_000       # the engine's own bound
-MAX_DURATION_S = 7 * 86_400     # the engine's own bound: a week
-MAX_REQUESTS = 2**63 - 1
-MIN_INTERVAL_S = 0.001          # the engine's narrowest time-series interval
-
-
-class RunFailed(UserError):
-    """The load ran and was recorded, but the case failed (too many errors): exit 1, as
-    a run whose case failed."""
-
-    exit_code = 1
-
-
-def _check_values(requests: int | None, concurrency: int, timelimit: float | None,
-                  duration: float | None, rate: float | None, threads: int | None,
-                  timeout: float, max_error_rate: float,
-                  interval: float = DEFAULT_INTERVAL_S) -> None:
-    """Every number within what it can mean, named by its option, before the engine
-    sees it (whose own messages speak of Rust types, not of options)."""
-    def number(value: float | None, option: str, what: str, low: float, high: float,
-               low_open: bool = False) -> None:
-        if value is None:
-            return
-        if not math.isfinite(value):
-            raise UserError(f"{option}: {what} must be a finite number (got {value:g})")
-        if value <= low if low_open else value < low:
-            low_text = f"more than {low:g}" if low_open else f"at least {low:g}"
-            raise UserError(f"{option}: {what} must be {low_text} (got {value:g})")
-        if value > high:
-            raise UserError(f"{option}: {what} must be at most {high:g} (got {value:g})")
-
-    number(requests, "-n/--requests", "the number of requests", 1, MAX_REQUESTS)
-    number(concurrency, "-c/--concurrency", "connections", 1, MAX_CONNECTIONS)
-    number(threads, "--threads", "threads", 1, MAX_CONNECTIONS)
-    number(timelimit, "-t/--timelimit", "the time limit in seconds", 0, MAX_DURATION_S,
-           low_open=True)
-    number(duration, "-d/--duration", "the duration in seconds", 0, MAX_DURATION_S,
-           low_open=True)
-    number(rate, "--rate", "the rate in requests/s", 0, 1e9, low_open=True)
-    number(timeout, "-s/--timeout", "the timeout in seconds (0: none)", 0, MAX_DURATION_S)
-    number(max_error_rate, "--max-error-rate", "the share of failed requests", 0, 1)
-    number(interval, "--interval", "the time series' interval in seconds (0: none)", 0,
-           MAX_DURATION_S)
-    if 0 < interval < MIN_INTERVAL_S:
-        raise UserError(f"--interval: the time series' interval must be 0 (none) or at least "
-                        f"{MIN_INTERVAL_S:g} s (got {interval:g})")
-
-
 def _headers(values: list[str] | None, content_type: str | None) -> list[tuple[str, str]]:
     out = []
     for v in values or []:
@@ -113,57 +70,27 @@ def _plan(requests: int | None, timelimit: float | None, duration: float | None,
     return requests, duration
 
 
-def _with_progress(run: Any, duration: float | None) -> LoadResult:
-    """Run the engine (GIL released) while a transient progress line ticks."""
-    if not err_console.is_terminal:  # a progress line in a log file is noise
-        return run()
-    done = threading.Event()
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    columns: list[Any] = [SpinnerColumn(), TextColumn("{task.description}")]
-    if duration:
-        columns.append(BarColumn())
-    columns.append(TimeElapsedColumn())
-    with Progress(*columns, console=err_console, transient=True) as progress:
-        task = progress.add_task("load", total=duration or None)
-        start = time.monotonic()
-
-        def tick() -> None:
-            while not done.wait(0.2):
-                progress.update(task, completed=min(time.monotonic() - start, duration or 0))
-
-        ticker = threading.Thread(target=tick, daemon=True)
-        ticker.start()
-        try:
-            return run()
-        finally:
-            done.set()
-            ticker.join()
-
-
-def _results_path(output: Path | None) -> Path:
-    """Where the record goes; refused before the run, not after it."""
-    from dbstand.workloads.execution import default_output
-
-    path = output or default_output("http")
-    if path.exists():
-        raise UserError(f"results file {path} already exists: choose another --output")
-    return path
-
-
-def _open_results(path: Path, run_id: str) -> ResultsWriter:
-    """Create the results file (exclusively: a second run naming the same file is
-    refused here, before it loads anything) with the run record in it."""
-    from dbstand.results.schema import run_header
-
-    writer = ResultsWriter(path)
-    writer.open()
-    writer.append(run_header(run_id, redacted_argv(), "http"))
-    return writer
+def _tls(url: str, insecure: bool, cacert: Path | None, version: str | None, resume: bool,
+         sni: str | None) -> TlsSettings | None:
+    """TLS settings for an https:// URL; TLS options on an http:// URL are a mistake."""
+    given = insecure or cacert is not None or version is not None or not resume or sni
+    if not url.strip().lower().startswith("https://"):
+        if given:
+            raise UserError("--insecure, --cacert, --tls-version, --no-tls-resume and --sni "
+                            "need an https:// URL")
+        return None
+    if version is not None and version not in TLS_VERSIONS:
+        raise UserError(f"--tls-version: 1.2 or 1.3 (got {version!r})")
+    if insecure and cacert is not None:
+        raise UserError("give --cacert or --insecure, not both")
+    if cacert is not None and not cacert.is_file():
+        raise UserError(f"--cacert: no such file: {cacert}")
+    return TlsSettings(insecure=insecure, ca_file=str(cacert) if cacert else None,
+                       resume=resume, version=version, sni=sni)
 
 
 def http(
-    url: Annotated[str, typer.Argument(help="http://host[:port]/path")],
+    url: Annotated[str, typer.Argument(help="http[s]://host[:port]/path")],
     requests: Annotated[int | None, typer.Option(
         "-n", "--requests", help="Requests in total (ab -n)")] = None,
     concurrency: Annotated[int, typer.Option(
@@ -183,7 +110,8 @@ def http(
         "--threads", help="Generator threads (default: half the cores, at least 1, at most "
                           "the connections: measured cheapest per request)")] = None,
     timeout: Annotated[float, typer.Option(
-        "-s", "--timeout", help="Seconds before a request times out (0: never)")]
+        "-s", "--timeout", help="Seconds before a request times out (more than 0; with -d "
+                                "the run ends by then anyway, giving up what is in flight)")]
         = DEFAULT_TIMEOUT_S,
     method: Annotated[str | None, typer.Option(
         "-m", "--method", help="HTTP method (default GET, or POST with -p)")] = None,
@@ -205,17 +133,38 @@ def http(
         "--interval", metavar="SECONDS",
         help="Time series: successes, failures and latency per interval of this many "
              "seconds, recorded as the case's `series` (0: none)")] = DEFAULT_INTERVAL_S,
+    insecure: Annotated[bool, typer.Option(
+        "--insecure", help="https: accept any server certificate (self-signed test "
+                           "servers)")] = False,
+    cacert: Annotated[Path | None, typer.Option(
+        "--cacert", help="https: PEM file of the CAs to trust (default: the system's)")]
+        = None,
+    tls_version: Annotated[str | None, typer.Option(
+        "--tls-version", help="https: only TLS 1.2 or only 1.3 (default: either, 1.3 "
+                              "preferred)")] = None,
+    tls_resume: Annotated[bool, typer.Option(
+        "--tls-resume/--no-tls-resume",
+        help="https: resume TLS sessions on new connections (on by default)")] = True,
+    sni: Annotated[str | None, typer.Option(
+        "--sni", help="https: server name to send and check instead of the URL's host")]
+        = None,
+    http2: Annotated[bool, typer.Option(
+        "--http2", help="HTTP/2: h2 over TLS (ALPN) for https://, h2c with prior knowledge "
+                        "for http:// (closed loop)")] = False,
+    streams: Annotated[int, typer.Option(
+        "--streams", help="HTTP/2: concurrent streams per connection (h2load -m)")] = 1,
     export: Export = None,
     cluster: ClusterOption = None,
 ) -> None:
     """Load-test one URL (ab/wrk style) and print an ab-like summary."""
-    _check_values(requests, concurrency, timelimit, duration, rate, threads, timeout,
+    check_values(requests, concurrency, timelimit, duration, rate, threads, timeout,
                   max_error_rate, interval)
     n, d = _plan(requests, timelimit, duration, rate)
-    path = _results_path(output)
+    path = results_path(output)
     check_output_path(path)
     for _, export_path in parse_exports(export):
         check_output_path(export_path, "--export")
+    check_distinct_outputs([("the results file", path), *named_outputs(None, export)])
     body = b""
     if post_file is not None:
         try:
@@ -224,14 +173,36 @@ def http(
             raise UserError(f"cannot read -p file {post_file}: {e.strerror}") from None
     verb = (method or ("POST" if post_file else "GET")).upper()
     hdrs = _headers(header, content_type)
+    tls = _tls(url, insecure, cacert, tls_version, tls_resume, sni)
+    if tls is not None and cluster is not None:
+        raise UserError("--cluster runs plain http:// only")
+    if streams != 1 and not http2:
+        raise UserError("--streams needs --http2")
+    if http2 and (rate is not None or cluster is not None or not keepalive):
+        raise UserError("--http2 runs the closed loop on kept connections (no --rate, "
+                        "--cluster or --no-keepalive)")
+    if not 1 <= streams <= 10_000:
+        raise UserError(f"--streams: 1 to 10000 (got {streams})")
     common: dict[str, Any] = dict(keepalive=keepalive, timeout_s=timeout, threads=threads,
                                   method=verb, headers=hdrs, body=body, interval_s=interval)
+    if tls is not None:
+        common["tls"] = tls
+    closed_only: dict[str, Any] = {"http2": True, "streams": streams} if http2 else {}
     from dbstand.loadgen.record import http_case_record, rate_note
     from dbstand.results.schema import run_footer
     from dbstand.workloads.execution import new_run_id
 
+    fixed = {"method": verb, "connections": concurrency, "requests": n, "duration_s": d,
+             "rate": rate, "keepalive": keepalive, "timeout_s": timeout,
+             "headers": [k for k, _ in hdrs], "body_bytes": len(body),
+             "max_error_rate": max_error_rate}
+    if http2:
+        fixed.update(http2=True, streams=streams)
+    if tls is not None:
+        fixed["tls"] = {"insecure": tls.insecure, "ca_file": tls.ca_file, "resume": tls.resume,
+                        "version": tls.version, "sni": tls.sni}
     run_id = new_run_id()
-    writer = _open_results(path, run_id)
+    writer = open_results(path, run_id)
     status, failed, measured = "failed", 0, False
     try:
         load = None
@@ -240,18 +211,16 @@ def http(
             result = load.result
         elif rate is not None:
             assert d is not None
-            result = _with_progress(lambda: run_open(url, rate, d, concurrency, **common), d)
+            result = with_progress(lambda: run_open(url, rate, d, concurrency, **common), d)
         else:
-            result = _with_progress(
-                lambda: run_closed(url, concurrency, requests=n, duration=d, **common), d)
+            result = with_progress(
+                lambda: run_closed(url, concurrency, requests=n, duration=d, **common,
+                                   **closed_only), d)
         measured = True
         print_summary(result, console)
         if load is not None:
             print_cluster(load, console)
-        params = {"method": verb, "connections": concurrency, "requests": n, "duration_s": d,
-                  "rate": rate, "keepalive": keepalive, "timeout_s": timeout,
-                  "threads": result.threads, "headers": [k for k, _ in hdrs],
-                  "body_bytes": len(body), "max_error_rate": max_error_rate}
+        params = {**fixed, "threads": result.threads}
         if load is not None:
             params["cluster"] = load.cluster["spec"]
         record = http_case_record(result, run_id, 0, params, max_error_rate)
@@ -264,8 +233,17 @@ def http(
             raise ResultsWriteError(f"{exc}; the run's record was saved to {where}") from None
         failed = int(record["status"] != "ok")
         status = "complete-with-failures" if failed else "complete"
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         status = "interrupted"
+        partial = getattr(exc, "partial", None)
+        if partial is not None and not measured:  # what the load measured until then
+            measured = True
+            record = http_case_record(partial, run_id, 0, {**fixed, "threads": partial.threads},
+                                      max_error_rate)
+            record.update(status="failed", interrupted=True, error=(
+                f"interrupted after {partial.elapsed_s:.1f} s: the figures cover only that "
+                "part of the run"))
+            writer.append(record)
         raise
     finally:
         if not writer.broken:

@@ -8,8 +8,8 @@ import typer
 
 from dbstand.cli.output import FormatOption, show
 from dbstand.console import console
-from dbstand.stacks.catalog import STACKS
 from dbstand.workloads import ENTRIES, PLANNED
+from dbstand.workloads.catalog import STACKS
 
 app = typer.Typer(help="List stacks, workloads or targets.", no_args_is_help=True)
 

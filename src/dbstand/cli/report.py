@@ -9,9 +9,9 @@ import typer
 
 from dbstand.console import console, err_console
 from dbstand.errors import UserError
-from dbstand.results.store import read_results
+from dbstand.results.store import check_distinct_outputs, read_results
 from dbstand.workloads.render import FORMATS, render, render_terminal, write_report
-from dbstand.workloads.run_common import Export, write_exports
+from dbstand.workloads.run_common import Export, named_outputs, write_exports
 
 
 def report(
@@ -26,6 +26,9 @@ def report(
     more formats at once (pyperf, hdrlog, github-action-benchmark, summary...)."""
     if format not in FORMATS:
         raise UserError(f"unknown format {format!r} (known: {', '.join(FORMATS)})")
+    outputs = [("--output", output)] if output is not None else []
+    check_distinct_outputs([("the results file", file), *outputs,
+                            *named_outputs(None, export)])
     results = read_results(file)
     if format == "table" and output is None:
         render_terminal(results, console)

@@ -6,6 +6,8 @@ when invoked.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from dbstand.cli.lazy import LazyCommand, lazy_group
@@ -23,8 +25,15 @@ app = typer.Typer(
 
 
 @app.callback()
-def default_suite(ctx: typer.Context, output: Output = None, html: Html = None,
-                  export: Export = None) -> None:
+def default_suite(
+    ctx: typer.Context, output: Output = None, html: Html = None, export: Export = None,
+    revs: Annotated[int, typer.Option(
+        help="Operations per iteration, and rows of the table")] = DEFAULT_SUITE_REVS,
+    min_iterations: Annotated[int, typer.Option(help="Iterations before stopping")] = 5,
+    max_iterations: Annotated[int, typer.Option(
+        help="Iterations at most per case (UNSTABLE if the interval is still wider than "
+             "3%)")] = 30,
+) -> None:
     """The default suite: kv (all six operations) through sqlite3 on in-memory SQLite.
 
     In-memory operations take about 2 us, so the study's 10,000 per iteration last only
@@ -40,9 +49,10 @@ def default_suite(ctx: typer.Context, output: Output = None, html: Html = None,
     from dbstand.workloads.kv.options import KvOptions
     from dbstand.workloads.kv.workload import OPS, KvWorkload
 
-    config = EngineConfig(revs=DEFAULT_SUITE_REVS, steady_warmup=True)
+    config = EngineConfig(revs=revs, steady_warmup=True, min_iterations=min_iterations,
+                          max_iterations=max_iterations)
     with run_targets(None) as targets:
-        options = KvOptions(rows=DEFAULT_SUITE_REVS)
+        options = KvOptions(rows=revs)
         cases = kv_cases(targets, ["sqlite3"], list(OPS), ["sync"], config.revs, options)
         results = execute(RunRequest(KvWorkload(options), cases, config,
                                       output or default_output("kv"), redacted_argv()),

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from dbstand.cli.output import FormatOption, show
-from dbstand.console import check_port, console
+from dbstand.console import check_port, console, err_console
 from dbstand.errors import ServerError, UserError
 from dbstand.targets.kinds import managed_kinds
 from dbstand.targets.managed import (
+    CorruptRecord,
     ManagedServer,
     ServerRecord,
     all_records,
@@ -20,7 +22,8 @@ from dbstand.targets.managed import (
     save_record,
 )
 
-app = typer.Typer(help="Start, stop and list throwaway database servers on 127.0.0.1.",
+app = typer.Typer(help="Start, stop and list throwaway database servers on 127.0.0.1 "
+                       "(or --bind in a network namespace of yours).",
                   no_args_is_help=True)
 
 def _server_class(kind: str) -> type[ManagedServer]:
@@ -35,6 +38,10 @@ def _server_class(kind: str) -> type[ManagedServer]:
 @app.command("up")
 def up(kind: Annotated[str, typer.Argument(help="postgresql, mysql (MariaDB) or tarantool")],
        port: Annotated[int | None, typer.Option(help="Port (default: a free one)")] = None,
+       bind: Annotated[str, typer.Option(
+           help="Address to listen on: loopback, or an address this process owns inside "
+                "a network namespace of yours (`ip netns exec NS dbstand server up ...`; "
+                "docs/distributed.md)")] = "127.0.0.1",
        ) -> None:
     """Start a throwaway server and print the URL to use (the password stays in
     dbstand's state dir; dbstand finds it for URLs pointing at this server)."""
@@ -46,10 +53,15 @@ def up(kind: Annotated[str, typer.Argument(help="postgresql, mysql (MariaDB) or 
                         f"(`dbstand server down {cls.kind}` first)")
     if existing:  # a stale record (the server died, the machine rebooted): clean it up
         _clear_stale(cls, existing)
-    server = cls(port=port)
-    with console.status(f"starting {cls.kind} on 127.0.0.1:{server.port}..."):
+    server = cls(port=port, bind=bind)
+    with console.status(f"starting {cls.kind} on {server.bind}:{server.port}..."):
         record = server.start()
-    save_record(record)
+    try:
+        save_record(record)
+    except BaseException:
+        server.stop()  # no record, no server: `server down` could not find it
+        raise
+    server.release_claim()  # the record keeps the server from now on
     console.print(f"{cls.kind} is up: [bold]{record.url}[/]")
     console.print(f"  pid {record.pid}, data in {record.base_dir}; password kept in "
                   "dbstand's state dir (`dbstand server status --show-password` prints it)")
@@ -68,8 +80,12 @@ def _clear_stale(cls: type[ManagedServer], record: ServerRecord) -> None:
         raise ServerError(f"could not clean up the stopped {cls.kind} server's data in "
                           f"{record.base_dir}: {exc}") from None
     forget_record(cls.kind)
+    folder = Path(record.base_dir)
+    fate = ("was removed" if not folder.exists() else
+            "was left alone (not a folder dbstand made)" if not folder.name.startswith(
+                "dbstand-") else "could not be removed entirely")
     console.print(f"the earlier {cls.kind} server (pid {record.pid}) was no longer running: "
-                  f"its data folder {record.base_dir} was removed")
+                  f"its record was removed; its data folder {record.base_dir} {fate}")
 
 
 @app.command("down")
@@ -77,7 +93,14 @@ def down(kind: Annotated[str, typer.Argument(
         help="postgresql, mysql (MariaDB) or tarantool")]) -> None:
     """Stop the server and delete its data."""
     cls = _server_class(kind)
-    record = load_record(cls.kind)
+    try:
+        record = load_record(cls.kind)
+    except CorruptRecord as exc:
+        forget_record(cls.kind)
+        console.print(f"the record {exc.path} was corrupt: removed it. If its server still "
+                      f"runs, stop it yourself (its data is in a /tmp/dbstand-{cls.kind}-* "
+                      "folder)")
+        return
     if record is None:
         raise UserError(f"no managed {cls.kind} server is running")
     if not record_alive(record):
@@ -97,7 +120,10 @@ def status(show_password: Annotated[bool, typer.Option(
         help="Also print each server's password")] = False,
         format: FormatOption = "table") -> None:
     """List managed servers and whether they are alive."""
-    records = all_records()
+    corrupt: list[CorruptRecord] = []
+    records = all_records(corrupt)
+    for bad in corrupt:
+        err_console.print(f"warning: {bad}", highlight=False)
     if not records and format == "table":
         console.print("no managed servers")
         return

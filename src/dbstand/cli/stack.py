@@ -34,17 +34,24 @@ def list_stacks(workload: Annotated[str | None, typer.Option(
         help="Only the stacks implementing this workload")] = None,
         format: FormatOption = "table") -> None:
     """Every server stack with its labels and whether its packages are installed."""
+    from dbstand.profiles.runtimes import profiler_for
     from dbstand.stacks.build import missing_debian
     from dbstand.stacks.manifest import all_manifests
 
+    manifests = all_manifests().values()
+    known = sorted({w for m in manifests for w in m.workloads})
+    if workload is not None and workload not in known:
+        raise UserError(f"no stack implements workload {workload!r} (known: "
+                        f"{', '.join(known)})")
     rows: list[dict[str, Any]] = []
-    for m in all_manifests().values():
+    for m in manifests:
         if workload is not None and not m.implements(workload):
             continue
         missing = missing_debian(m.debian)
         rows.append({"stack": m.name, "workloads": list(m.workloads), "language": m.language,
                      "framework": m.framework, "server": m.web_server, "orm": m.orm,
                      "concurrency": m.concurrency, "databases": list(m.databases),
+                     "profiler": profiler_for(m.language, m.name),
                      "installed": not missing, "missing": list(missing)})
     if format == "table":
         for row in rows:
@@ -52,7 +59,7 @@ def list_stacks(workload: Annotated[str | None, typer.Option(
                 row["installed"] = f"[yellow]needs {' '.join(row['missing'])}[/]"
     show("server stacks", rows, format, ("stack", "workloads", "language", "framework",
                                          "server", "orm", "concurrency", "databases",
-                                         "installed"))
+                                         "profiler", "installed"))
 
 
 @app.command("deps")
@@ -86,7 +93,12 @@ def _target_for(manifest_databases: tuple[str, ...], text: str | None) -> Target
     from dbstand.targets.url import parse_target_url
 
     if text is not None:
-        return parse_target_url(text)
+        url = parse_target_url(text)
+        if url.kind not in manifest_databases:
+            runs_on = (f"runs on {', '.join(manifest_databases)}" if manifest_databases
+                       else "reads no database (drop --target)")
+            raise UserError(f"this stack {runs_on}, not {url.kind}: its manifest says so")
+        return url
     for kind in manifest_databases:
         record = load_record(kind)
         if record is not None:
@@ -116,6 +128,9 @@ def start(name: Name, target: Target = None,
 
     check_port(port)
     manifest = get_manifest(name)
+    if workload is not None and not manifest.implements(workload):
+        raise UserError(f"stack {name!r} implements {', '.join(manifest.workloads)}, not "
+                        f"{workload}")
     served = served_workload(workload or manifest.workloads[0])
     url = _target_for(manifest.databases, target)
     if url is not None:

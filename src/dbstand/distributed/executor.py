@@ -19,6 +19,7 @@ import contextlib
 import gc
 import random
 import resource
+import socket
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -57,10 +58,32 @@ class ShareRecipe(Protocol):
     def build(self) -> Executor:
         """The workload's executor for this share, connections open."""
 
+    def destination(self) -> tuple[str, int] | None:
+        """The database's host and port its connections go to (None: no network, an
+        embedded database), to record each worker's source address."""
+
 
 def _cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
+
+
+def source_addresses(destination: tuple[str, int] | None) -> list[str] | None:
+    """The local addresses of this process's open TCP connections to `destination`, as
+    the kernel reports them (read, not computed from routes): where a worker's traffic
+    to the database comes from. None without a destination or where it cannot be read."""
+    if destination is None:
+        return None
+    import psutil
+
+    host, port = destination
+    try:
+        wanted = {info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)}
+        conns = psutil.Process().net_connections(kind="tcp")
+    except (OSError, psutil.Error):
+        return None
+    return sorted({c.laddr.ip for c in conns
+                   if c.raddr and c.raddr.port == port and c.raddr.ip in wanted})
 
 
 class ShareActor:
@@ -73,9 +96,10 @@ class ShareActor:
         self.executor: Executor | None = None
         self.prepared: Prepared | None = None
 
-    def open(self) -> int:
+    def open(self) -> list[str] | None:
+        """Open the share's connections; their source addresses (`source_addresses`)."""
         self.executor = self.recipe.build()
-        return self.executor.workers
+        return source_addresses(self.recipe.destination())
 
     def prepare(self, share: list[Any], every: int, seed: int) -> int:
         """Build the plan, then collect garbage now, untimed: a worker's heap (Dask's
@@ -145,6 +169,7 @@ class ClusterExecutor(Executor):
         self.log: list[dict[WorkerInfo, dict[str, Any]]] = []
         self.futures: dict[WorkerInfo, Any] = {}
         self.actors: dict[WorkerInfo, Any] = {}
+        self.sources: dict[WorkerInfo, list[str] | None] = {}
         try:
             self._start(recipe)
         except BaseException:
@@ -164,7 +189,7 @@ class ClusterExecutor(Executor):
                 ShareActor, mine, actor=True, workers=[worker.address],
                 allow_other_workers=False, pure=False)
         self.actors = self.session.gather(self.futures, "to start its share", 120.0)
-        self._call("to open its connections", 120.0, lambda w, a: a.open())
+        self.sources = self._call("to open its connections", 120.0, lambda w, a: a.open())
 
     def _call(self, what: str, deadline_s: float | None,
               call: Callable[[WorkerInfo, Any], Any]) -> dict[WorkerInfo, Any]:
@@ -205,6 +230,7 @@ class ClusterExecutor(Executor):
             ops = sum(a["ops"] for a in mine)
             seconds = sum(a["elapsed_ns"] for a in mine) / 1e9
             rows.append({**worker.record(), "share": self.share_mode(n).name, "clients": n,
+                         "source_addresses": self.sources.get(worker),
                          "iterations": len(mine), "ops": ops,
                          "ops_per_s": round(ops / seconds, 1) if seconds else 0.0,
                          "cpu_s": round(sum(a["cpu_s"] for a in mine), 3),

@@ -14,13 +14,15 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from dbstand.distributed.spec import ClusterSpec
+from dbstand import interrupts
+from dbstand.distributed.spec import DEFAULT_PORT, ClusterSpec
 from dbstand.errors import CaseFailed, UserError
 
 #: Settings for the scheduler and workers dbstand starts itself (local:N): a quieter
@@ -34,6 +36,8 @@ LOCAL_SETTINGS: dict[str, Any] = {
 }
 CLOCK_ROUNDS = 3
 POLL_S = 0.25
+#: seconds to leave the cluster (and stop a local one) when the run ends or is stopped
+CLOSE_TIMEOUT_S = 5
 
 T = TypeVar("T")
 
@@ -175,6 +179,7 @@ class ClusterSession:
         deadline = time.monotonic() + deadline_s if deadline_s is not None else None
         next_check = time.monotonic() + POLL_S
         while len(results) < len(pending):
+            interrupts.check()  # a Ctrl-C whose exception was lost still stops the run
             for worker, future in pending.items():
                 if worker in results or not future.done():
                     continue
@@ -208,11 +213,13 @@ class ClusterSession:
                 "scheduler": self.client.scheduler.address}
 
     def close(self) -> None:
+        """Leave the cluster (and stop a local one) within CLOSE_TIMEOUT_S, also when
+        a task still runs on it (a Ctrl-C mid-case)."""
         with contextlib.suppress(Exception):
-            self.client.close()
+            self.client.close(timeout=CLOSE_TIMEOUT_S)
         if self._cluster is not None:
             with contextlib.suppress(Exception):
-                self._cluster.close()
+                self._cluster.close(timeout=CLOSE_TIMEOUT_S)
         self._cluster = None
 
     def __enter__(self) -> ClusterSession:
@@ -248,23 +255,56 @@ def _start_local(spec: ClusterSpec) -> tuple[Any, Any]:
     from distributed import Client, LocalCluster
 
     assert spec.workers
+    # The workers' processes ignore SIGINT (inherited): a Ctrl-C at the terminal
+    # reaches the whole process group, and only dbstand should act on it (stopping
+    # the cluster), not every worker with a traceback of its own.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        cluster = _local_cluster(spec, LocalCluster, dask)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    try:
+        client = Client(cluster, set_as_default=False)
+    except BaseException:
+        cluster.close(timeout=CLOSE_TIMEOUT_S)
+        raise
+    return client, cluster
+
+
+def _local_cluster(spec: ClusterSpec, local_cluster: Any, dask: Any) -> Any:
     with dask.config.set(LOCAL_SETTINGS):
-        cluster = LocalCluster(
+        return local_cluster(
             n_workers=spec.workers, threads_per_worker=1, processes=True,
             host="127.0.0.1", protocol="tcp://",
             dashboard_address="127.0.0.1:0",  # loopback only, on a free port
             worker_dashboard_address=None, silence_logs=logging.CRITICAL)
-        try:
-            client = Client(cluster, set_as_default=False)
-        except BaseException:
-            cluster.close()
-            raise
-    return client, cluster
+
+
+def _probe(spec: ClusterSpec) -> None:
+    """Fail fast when nothing listens at the scheduler's address (Dask's Client would
+    retry for the whole `timeout`): refused is refused at once."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(spec.address or "")
+    if not parts.hostname:
+        return
+    limit = min(spec.timeout_s, 5.0)
+    try:
+        socket.create_connection((parts.hostname, parts.port or DEFAULT_PORT),
+                                 timeout=limit).close()
+    except ConnectionRefusedError:
+        raise ClusterError(f"cannot reach the Dask scheduler at {spec.address}: connection "
+                           "refused (no scheduler listens there)") from None
+    except OSError as exc:
+        raise ClusterError(f"cannot reach the Dask scheduler at {spec.address}: "
+                           f"{exc.strerror or 'no answer'} within {limit:g} s (the "
+                           "address's ?timeout=S sets how long to wait)") from None
 
 
 def _connect(spec: ClusterSpec) -> Any:
     from distributed import Client
 
+    _probe(spec)
     security = _security(spec)
     try:
         return Client(spec.address, security=security, timeout=spec.timeout_s,

@@ -3,23 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 
 from dbstand.errors import TargetError
+from dbstand.targets.sqlite.path import path_of
 from dbstand.targets.url import TargetURL
 
 #: PRAGMAs a sqlite:// URL may set (`sqlite:///x.db?journal_mode=wal`)
 PRAGMAS = ("journal_mode", "synchronous", "cache_size", "temp_store", "mmap_size")
-
-
-def path_of(target: TargetURL) -> str:
-    """The database's path (":memory:" for an in-memory target); its folder must exist."""
-    if target.is_memory:
-        return ":memory:"
-    path = Path(target.database or "").expanduser().resolve()
-    if not path.parent.is_dir():
-        raise TargetError(f"cannot use {target}: directory {path.parent} does not exist")
-    return str(path)
 
 
 def connect(target: TargetURL, *, isolation_level: str | None = None,

@@ -22,7 +22,14 @@ from dbstand.engine.executor import Executor, SyncExecutor, gc_paused
 from dbstand.engine.histogram import LatencyHistogram
 from dbstand.engine.loops import clock, execute, make_plan
 from dbstand.engine.series import IntervalSeries
-from dbstand.engine.stats import Bimodal, Summary, find_bimodal, make_stop_rule, summarize
+from dbstand.engine.stats import (
+    Bimodal,
+    Summary,
+    find_bimodal,
+    make_stop_rule,
+    still_faster,
+    summarize,
+)
 from dbstand.errors import CaseFailed
 
 Op = Callable[[Any], object]
@@ -113,7 +120,7 @@ def still_warming(warm_ns: Sequence[int], config: EngineConfig) -> bool:
         return True  # two warm-up iterations to compare
     if sum(warm_ns) / 1e9 > config.max_time_s / 4:
         return False
-    return warm_ns[-1] < warm_ns[-2] * (1 - config.target_ci_pct / 100)
+    return still_faster([float(x) for x in warm_ns], config.target_ci_pct)
 
 
 class Probe(Protocol):

@@ -125,6 +125,13 @@ class StudyStopRule:
 StopRule = CiStopRule | StudyStopRule
 
 
+def still_faster(times: list[float], target_pct: float) -> bool:
+    """Whether the last of `times` (per iteration, or per request) beat the one before
+    it by more than `target_pct`: a warm-up that is still speeding up (caches, pools,
+    JIT compilers, the scheduler settling) goes on while this holds."""
+    return len(times) >= 2 and times[-1] < times[-2] * (1 - target_pct / 100)
+
+
 def make_stop_rule(name: str, target_pct: float, min_iterations: int,
                    max_iterations: int) -> StopRule:
     if name == "ci":

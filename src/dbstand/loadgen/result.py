@@ -70,6 +70,13 @@ class Counts:
     body_bytes: int
     histogram: str
     """HDR histogram of answered requests' latencies (ns), V2 compressed base64."""
+    handshakes: int = 0
+    """TLS connections set up (0 for http://); each one's time is also part of the
+    latency of the request that opened it, as in ab and wrk."""
+    handshakes_resumed: int = 0
+    """Of those, resumed sessions (abbreviated handshakes)."""
+    handshake_histogram: str | None = None
+    """HDR histogram (ns) of TLS connection set-up: TCP connect plus handshake."""
 
     @property
     def responses(self) -> int:
@@ -83,6 +90,12 @@ class Counts:
     @property
     def non_2xx(self) -> int:
         return sum(n for code, n in self.status_counts.items() if not 200 <= code < 300)
+
+    def handshake_latency(self) -> LatencyHistogram:
+        """TLS set-up times (ns), decoded; empty for plain HTTP."""
+        if not self.handshake_histogram:
+            return LatencyHistogram()
+        return LatencyHistogram.decode(self.handshake_histogram)
 
     def latency(self) -> LatencyHistogram:
         """The latency histogram, decoded (values in ns)."""
@@ -104,6 +117,9 @@ class Counts:
             "bytes": int(d["bytes"]),
             "body_bytes": int(d["body_bytes"]),
             "histogram": str(d["histogram"]),
+            "handshakes": int(d.get("handshakes", 0)),
+            "handshakes_resumed": int(d.get("handshakes_resumed", 0)),
+            "handshake_histogram": d.get("handshake_histogram") if d.get("handshakes") else None,
         }
 
 
@@ -130,6 +146,10 @@ class LoadResult(Counts):
     timeout_s: float = 0.0
     rate: float | None = None
     """Open loop: the target rate in requests/s."""
+    http2: bool = False
+    """Spoken HTTP/2 (h2 over TLS, or h2c); `bytes` then counts bodies only."""
+    streams: int = 1
+    """HTTP/2: requests in flight per connection."""
     elapsed_s: float = 0.0
     cpu_s: float = 0.0
     """CPU seconds (user + system) of the engine's worker threads."""
@@ -253,6 +273,7 @@ class LoadResult(Counts):
                 bytes=sum(s.bytes for s in group),
                 body_bytes=sum(s.body_bytes for s in group),
                 histogram=_merge_hdr(s.histogram for s in group),
+                **_merged_handshakes(group),
             )
             for group in zip(*(p.steps for p in parts), strict=True)
         )
@@ -266,6 +287,7 @@ class LoadResult(Counts):
             bytes=sum(p.bytes for p in parts),
             body_bytes=sum(p.body_bytes for p in parts),
             histogram=_merge_hdr(p.histogram for p in parts),
+            **_merged_handshakes(parts),
             connections=sum(p.connections for p in parts),
             threads=sum(p.threads for p in parts),
             rate=sum(p.rate for p in parts if p.rate) or None,
@@ -288,3 +310,12 @@ def _merged_status(group: Iterable[Counts]) -> dict[int, int]:
     for s in group:
         out = _add_counts(out, s.status_counts)
     return out
+
+
+def _merged_handshakes(group: Iterable[Counts]) -> dict[str, Any]:
+    parts = list(group)
+    shakes = sum(p.handshakes for p in parts)
+    return {"handshakes": shakes,
+            "handshakes_resumed": sum(p.handshakes_resumed for p in parts),
+            "handshake_histogram": (_merge_hdr(p.handshake_histogram for p in parts)
+                                    if shakes else None)}

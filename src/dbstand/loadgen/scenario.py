@@ -5,8 +5,10 @@ Templates: `{{name}}` inserts a variable, `{{name|url}}` percent-encodes it.
 Built-ins: `vu` (virtual user number), `iter` (its iteration number), `run`
 (an id unique to the run) and `rand` (a fresh random number at each use).
 Captures take a dotted path (`info.ticket`, `items.0.id`) or a JSON pointer
-(`/info/ticket`). A step fails on a socket error, a non-2xx answer, a failed
-`expect` or a missing capture; the rest of that iteration is then skipped.
+(`/info/ticket`). A step fails on a socket error, a failed
+`expect`, a status other than `status` (any 2xx when None), a body without one of
+`body_contains`, or a missing capture; the rest of that iteration is then skipped.
+`think_ms` pauses the virtual user after a step (its iteration time includes it).
 """
 
 from __future__ import annotations
@@ -39,9 +41,18 @@ class Step:
     """Variable name -> JSON path in the answer."""
     expect: Mapping[str, str] = field(default_factory=dict)
     """JSON path -> expected value (compared as text)."""
+    status: int | None = None
+    """The status the answer must have (None: any 2xx)."""
+    body_contains: Sequence[str] = ()
+    """Texts the answer's body must contain."""
+    think_ms: float = 0.0
+    """The virtual user's pause after this step, in milliseconds."""
 
     def to_native(self) -> dict[str, Any]:
         return {
+            "status": self.status,
+            "body_contains": list(self.body_contains),
+            "think_ms": float(self.think_ms),
             "name": self.name,
             "method": self.method.upper(),
             "path": self.path,

@@ -38,6 +38,8 @@ def _mode_text(r: LoadResult) -> str:
                 f"{keep}, {threads}")
     if r.mode == "scenario":
         return f"scenario, {r.connections} virtual users, {keep}, {threads}"
+    if r.http2:
+        keep = f"HTTP/2, {r.streams} stream{'s' if r.streams != 1 else ''} per connection"
     return f"closed loop, {r.connections} connections, {keep}, {threads}"
 
 
@@ -106,7 +108,7 @@ def print_summary(r: LoadResult, console: Console | None = None) -> None:
     out = console
     _line(out, "Server Software", r.server or "-")
     _line(out, "Server Hostname", url.hostname or "-")
-    _line(out, "Server Port", url.port or 80)
+    _line(out, "Server Port", url.port or (443 if url.scheme == "https" else 80))
     out.print()
     if r.mode != "scenario":
         _line(out, "Document Path", path)
@@ -134,6 +136,12 @@ def print_summary(r: LoadResult, console: Console | None = None) -> None:
         _line(out, "Time per request",
               f"{r.elapsed_s * 1e3 / answered:.3f} [ms] (mean, across all concurrent requests)")
     _line(out, "Transfer rate", f"{r.bytes_per_s / 1024:.2f} [Kbytes/sec] received")
+    if r.handshakes:
+        shakes = r.handshake_latency()
+        p50, p99 = shakes.percentiles((50.0, 99.0))
+        _line(out, "TLS handshakes",
+              f"{r.handshakes} ({r.handshakes_resumed} resumed); set-up (connect + "
+              f"handshake) ms: median {_ms(p50)}, p99 {_ms(p99)}, max {_ms(shakes.max())}")
     _line(out, "Generator CPU",
           f"{r.cpu_s:.3f} s ({r.requests_per_cpu_s:,.0f} requests per CPU-second)")
     if r.mode == "open":

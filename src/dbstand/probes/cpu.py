@@ -15,6 +15,8 @@ from collections.abc import Iterable
 
 import psutil
 
+from dbstand.proctree import tree
+
 _CPUCLOCK_SCHED = 2
 
 
@@ -28,14 +30,6 @@ def process_cpu_s(proc: psutil.Process) -> float:
         return times.user + times.system
 
 
-def _tree(pid: int) -> list[psutil.Process]:
-    root = psutil.Process(pid)
-    try:
-        return [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return [root]
-
-
 def tree_usage(pid: int, exclude: Iterable[int] = (), self_cpu: bool = True
                ) -> tuple[float, int]:
     """(CPU seconds, RSS bytes) of `pid`'s tree, without the subtrees rooted at `exclude`.
@@ -43,11 +37,11 @@ def tree_usage(pid: int, exclude: Iterable[int] = (), self_cpu: bool = True
     `self_cpu=False` leaves out the root's own CPU (its children still count): for a
     client whose work is done by programs it starts.
     """
-    procs = _tree(pid)
+    procs = tree(pid)
     skip: set[int] = set()
     for proc in procs:
         if proc.pid in set(exclude):
-            skip.update(p.pid for p in _tree(proc.pid))
+            skip.update(p.pid for p in tree(proc.pid))
     cpu, rss = 0.0, 0
     for proc in procs:
         if proc.pid in skip:

@@ -39,6 +39,7 @@ def is_local(host: str | None) -> bool:
 
 def server_pid(target: TargetURL) -> tuple[int | None, str]:
     """(pid, how it was found) of the server behind `target`, or (None, why not)."""
+    target = target.direct()  # a routed target's host and port are its proxy's
     kind = get_kind(target.kind)
     if kind.embedded:
         return None, f"embedded: {kind.title} runs inside the client process"

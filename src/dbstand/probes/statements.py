@@ -17,6 +17,7 @@ import contextlib
 import re
 from abc import ABC, abstractmethod
 from collections import Counter
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from dbstand.probes import KINDS
@@ -233,17 +234,25 @@ class SqliteTrace(StatementCounter):
         super().end()
 
 
-def open_counter(target: TargetURL, prefix: str, managed: bool) -> StatementCounter:
-    """A server-side statement counter for `target`; LookupError says why there is none."""
+#: the statement counters, by the name a kind's descriptor gives (`statements=`)
+COUNTERS: dict[str, type[_AdminBacked]] = {
+    "pg_stat_statements": PgStatStatements, "com_counters": MysqlComCounters,
+    "box_stat": TarantoolBoxStat}
+
+
+def open_counter(target: TargetURL, prefix: str, managed: bool,
+                 admin: Callable[[TargetURL, str], Any]) -> StatementCounter:
+    """A server-side statement counter for `target`, on a connection `admin(target,
+    prefix)` opens (the workload's admin connection); LookupError says why there is
+    none."""
     from dbstand.targets.kinds import get_kind
-    from dbstand.workloads.kv.admin import admin_client
 
     kind = get_kind(target.kind)
     if kind.statements is None:
         raise LookupError(f"no statement counter for {kind.title} targets")
-    client = admin_client(target, prefix)
+    client = admin(target, prefix)
     try:
-        counter: StatementCounter = kind.load("statements")(client, may_create=managed)
+        counter: StatementCounter = COUNTERS[kind.statements](client, may_create=managed)
         counter.calibrate()
     except LookupError:
         client.close()

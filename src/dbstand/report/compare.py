@@ -200,6 +200,7 @@ def compare_measurements(a: Measurement, b: Measurement, threshold_pct: float) -
 LATENCY_KEYS = {"p50": "p50", "p90": "p90", "p99": "p99", "p999": "p999", "p99.9": "p999",
                 "max": "max", "mean": "mean"}
 FIGURE_NAMES = ("ops/s", "rows/s", "requests/s", "req/s", "passes/s", "value", "figure")
+FIGURE_ALIASES = {"req/s": "requests/s"}
 TIME_UNITS_US = {"ns": 1e-3, "us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6}
 _CHECK = re.compile(r"^\s*(?P<metric>[A-Za-z0-9/._]+)\s*(?P<op><=|>=|<|>)\s*"
                     r"(?P<num>[+-]?\d+(?:\.\d+)?)\s*(?P<unit>%|ns|us|µs|ms|s)?\s*$")
@@ -215,6 +216,7 @@ class Check:
     op: str
     bound: float             # µs for latency, the figure's unit, or % when relative
     relative: bool
+    unit: str | None = None  # the figure's unit as named (ops/s...); None: any figure
 
     def holds(self, value: float) -> bool:
         return {"<": value < self.bound, "<=": value <= self.bound,
@@ -230,7 +232,9 @@ def parse_check(text: str) -> Check:
     if metric in FIGURE_NAMES:
         if unit not in (None, "%"):
             raise UserError(f"--check {text!r}: {metric} takes a number or a %, not {unit}")
-        return Check(text, "figure", m["op"], bound, unit == "%")
+        named = FIGURE_ALIASES.get(metric, metric)
+        return Check(text, "figure", m["op"], bound, unit == "%",
+                     None if named in ("value", "figure") else named)
     if metric in LATENCY_KEYS:
         if unit is None:
             raise UserError(f"--check {text!r}: give the latency's unit (ns, us, ms, s) "
@@ -279,6 +283,17 @@ def evaluate(check: Check, c: Comparison) -> CheckResult:
                            f"{check.metric} {before:,.1f} -> {after:,.1f} µs ({value:+.1f}%)")
     return CheckResult(check.text, c.label, check.holds(after),
                        f"{check.metric} {after:,.1f} µs")
+
+
+def _check_unit(check: Check, comparisons: list[Comparison], workload: str) -> None:
+    """A check naming a figure the runs do not have is a mistake, not a pass judged
+    against another figure."""
+    if check.unit is None:
+        return
+    units = sorted({c.unit for c in comparisons})
+    if any(u != check.unit for u in units):
+        raise UserError(f"--check {check.text!r}: the {workload} runs' cases are measured in "
+                        f"{', '.join(units)}, not {check.unit} (name that figure, or 'value')")
 
 
 # --- two runs ---------------------------------------------------------------------------
@@ -356,5 +371,6 @@ def compare_reports(before: Report, after: Report, threshold_pct: float = 5.0,
         out.comparisons.append(compare_measurements(a, b, threshold_pct))
     out.only_before = [m.name for k, m in old.items() if k not in new and not m.failed]
     for check in checks or []:
+        _check_unit(check, out.comparisons, wb)
         out.checks += [evaluate(check, c) for c in out.comparisons]
     return out

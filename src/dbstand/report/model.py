@@ -19,6 +19,9 @@ class Column:
     title: str                 # names its unit and direction: "ops/s ↑", "p50 µs ↓"
     numeric: bool = False
     compact: bool = True       # shown in the terminal (every format keeps all otherwise)
+    #: names the row (stack, operation, users...): repeated in every part of a table the
+    #: terminal folds to fit its width; unmarked tables use their leading text columns
+    names_row: bool = False
 
 
 @dataclass
@@ -31,6 +34,8 @@ class Table:
     anchor: str = ""
     #: per row, the id a link to that row uses (`case_anchor`), when rows are cases
     row_anchors: list[str] = field(default_factory=list)
+    #: per row, files a cell links to, by column key (HTML draws links, others the label)
+    links: list[dict[str, list[Link]]] = field(default_factory=list)
 
     def style(self, index: int) -> str | None:
         return self.styles[index] if index < len(self.styles) else None
@@ -70,7 +75,35 @@ class DotChart:
     note: str = ""
 
 
-Block = Table | BarChart | DotChart | str     # a str is a paragraph
+@dataclass(frozen=True)
+class StackedBar:
+    """One case's tiers side by side: each part a (tier, share of the machine 0..1)."""
+
+    label: str
+    parts: list[tuple[str, float]]
+    anchor: str = ""               # the case's table row
+
+
+@dataclass
+class StackedBarChart:
+    """One stacked bar per case on a 0..100% axis of the machine's CPU capacity."""
+
+    title: str
+    tiers: list[str]               # the stacking order and the legend
+    bars: list[StackedBar]
+    anchor: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Link:
+    """A file beside the results (a flame graph) that a report links to."""
+
+    label: str
+    href: str                      # relative to the results file's folder
+
+
+Block = Table | BarChart | DotChart | StackedBarChart | str     # a str is a paragraph
 
 #: params that name where a case ran, not what it measured (a throwaway table prefix)
 IGNORED_PARAMS = ("prefix", "keep")

@@ -19,7 +19,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,25 @@ def check_output_path(path: Path, option: str = "--output") -> None:
             pass
     except OSError as exc:
         raise UserError(f"{option} {path}: cannot write there ({exc.strerror})") from None
+
+
+def check_distinct_outputs(outputs: Sequence[tuple[str, Path]]) -> None:
+    """Refuse, before anything is measured, two outputs of one command that name the
+    same file (through a symlink or a hard link too): the later write would destroy the
+    earlier one, the run's own measurements included."""
+    seen: dict[object, str] = {}
+    for option, path in outputs:
+        named = f"{option} {path}"
+        keys: list[object] = [os.path.realpath(path)]
+        with contextlib.suppress(OSError):
+            st = os.stat(path)
+            keys.append((st.st_dev, st.st_ino))
+        for key in keys:
+            if key in seen:
+                raise UserError(f"{named} names the same file as {seen[key]}: one would "
+                                "overwrite the other; give each its own path")
+        for key in keys:
+            seen[key] = named
 
 
 def _why_not_writable(path: Path) -> str:

@@ -6,6 +6,8 @@ database's native form, named in `forms` so results can state which was measured
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,8 +20,53 @@ class Dialect:
     replace: str
     table_exists: str
     forms: dict[str, str] = field(default_factory=dict)
+    #: the native upsert and replace clauses, for code that builds them (SQLAlchemy):
+    #: "on_conflict" (INSERT ... ON CONFLICT DO UPDATE), "on_duplicate_key",
+    #: "or_replace" (INSERT OR REPLACE), "replace_into" (REPLACE INTO)
+    upsert_clause: str = "on_conflict"
+    replace_clause: str = "on_conflict"
     after_fill: str | None = None  # e.g. move a sequence past the explicit ids
     max_params: int = 999
+    #: statistics gathered after a table is loaded (None: none to gather)
+    analyze: str | None = "ANALYZE {t}"
+    #: the query giving the ownership registry's mark ("?" is the table name)
+    mark_query: str | None = None
+    #: the statements creating the registry with its mark ({t} table, {columns}, {mark})
+    create_registry: tuple[str, ...] = ("CREATE TABLE {t} ({columns})",)
+    #: "module:function(cursor) -> dict": version and settings that matter
+    facts: str | None = None
+    #: "module:function" of its bulk loader (sql/bulk.py), None: the caller inserts
+    bulk_loader: str | None = None
+    #: the column type of a point in time, and what ends a CREATE TABLE (its engine)
+    timestamp: str = "TIMESTAMP"
+    table_options: str = ""
+    #: integer division between two integer expressions
+    int_div: str = "/"
+    #: an INSERT ... SELECT of `{values}` over the integers 1..{n}, named `{i}`, into
+    #: {t} ({columns}): rows generated inside the server, nothing crosses the wire
+    insert_series: str = ("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 "
+                          "FROM s WHERE i < {n}) INSERT INTO {t} ({columns}) "
+                          "SELECT {values} FROM s")
+    series_name: str = "i"
+    #: the SQL type of each column type an entity schema names (workloads/parking):
+    #: id (generated primary key), ref (a reference to one), money (exact decimal),
+    #: ts (a time to the second), int
+    column_types: dict[str, str] = field(default_factory=dict)
+    #: the character set an entity schema's CREATE TABLE names ("": the default's fine)
+    table_charset: str = ""
+    #: exact decimals travel as text (SQLite has no decimal type)
+    decimal_as_text: bool = False
+
+    def server_facts(self, cursor: Any) -> dict[str, Any]:
+        """Version and settings that matter, through a DB-API cursor of the target."""
+        if self.facts is None:
+            return {}
+        read: Callable[[Any], dict[str, Any]] = _load(self.facts)
+        return read(cursor)
+
+    def bulk(self) -> Callable[..., Any] | None:
+        """Its bulk loader (sql/bulk.py's signature), None when it has none."""
+        return None if self.bulk_loader is None else _load(self.bulk_loader)
 
     def select(self, table: str) -> str:
         return f"SELECT id, name FROM {table} WHERE id = ?"
@@ -39,6 +86,12 @@ class Dialect:
         return getattr(self, op)(table)
 
 
+def _load(path: str) -> Any:
+    """The attribute a "module:attr" path names (imported only when used)."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 SQLITE = Dialect(
     kind="sqlite",
     create_kv="CREATE TABLE {t} (id INTEGER PRIMARY KEY, name TEXT NOT NULL)",
@@ -48,6 +101,18 @@ SQLITE = Dialect(
     table_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
     forms={"upsert": "INSERT ... ON CONFLICT (id) DO UPDATE",
            "replace": "INSERT OR REPLACE"},
+    replace_clause="or_replace",
+    # SQLite's ANALYZE writes sqlite_stat1, a table dbstand does not own, into the
+    # user's file, and a rowid lookup uses no statistics: none gathered
+    analyze=None,
+    mark_query="SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
+    # SQLite keeps a comment inside the parentheses
+    create_registry=("CREATE TABLE {t} (/* {mark} */ {columns})",),
+    facts="dbstand.sql.dialects:sqlite_facts",
+    bulk_loader="dbstand.sql.bulk:load_sqlite",
+    column_types={"id": "INTEGER PRIMARY KEY", "ref": "INTEGER", "money": "TEXT",
+                  "ts": "TEXT", "int": "INTEGER"},
+    decimal_as_text=True,
 )
 
 POSTGRESQL = Dialect(
@@ -64,6 +129,16 @@ POSTGRESQL = Dialect(
            "replace": "INSERT ... ON CONFLICT (id) DO UPDATE SET every column"},
     after_fill="SELECT setval(pg_get_serial_sequence('{t}', 'id'), (SELECT max(id) FROM {t}))",
     max_params=30000,
+    mark_query=("SELECT obj_description(c.oid, 'pg_class') FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = current_schema() AND c.relname = ?"),
+    create_registry=("CREATE TABLE {t} ({columns})", "COMMENT ON TABLE {t} IS '{mark}'"),
+    facts="dbstand.targets.postgresql.managed:server_facts",
+    bulk_loader="dbstand.sql.bulk:load_postgresql",
+    column_types={"id": "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
+                  "ref": "BIGINT", "money": "NUMERIC(16,6)", "ts": "TIMESTAMP(0)",
+                  "int": "INTEGER"},
+    insert_series="INSERT INTO {t} ({columns}) SELECT {values} FROM generate_series(1, {n}) i",
 )
 
 MYSQL = Dialect(
@@ -76,7 +151,21 @@ MYSQL = Dialect(
     table_exists=("SELECT 1 FROM information_schema.tables "
                   "WHERE table_schema = DATABASE() AND table_name = ?"),
     forms={"upsert": "INSERT ... ON DUPLICATE KEY UPDATE", "replace": "REPLACE INTO"},
+    upsert_clause="on_duplicate_key", replace_clause="replace_into",
     max_params=30000,
+    analyze="ANALYZE TABLE {t}",
+    mark_query=("SELECT table_comment FROM information_schema.tables "
+                "WHERE table_schema = DATABASE() AND table_name = ?"),
+    create_registry=("CREATE TABLE {t} ({columns}) COMMENT = '{mark}'",),
+    facts="dbstand.targets.mysql.managed:server_facts",
+    bulk_loader="dbstand.sql.bulk:load_mysql",
+    timestamp="DATETIME", table_options=" ENGINE=InnoDB", int_div="DIV",
+    # MariaDB's Sequence engine
+    insert_series="INSERT INTO {t} ({columns}) SELECT {values} FROM seq_1_to_{n}",
+    series_name="seq",
+    column_types={"id": "BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY", "ref": "BIGINT",
+                  "money": "DECIMAL(16,6)", "ts": "DATETIME", "int": "INT"},
+    table_charset=" DEFAULT CHARSET=utf8mb4",
 )
 
 DIALECTS = {d.kind: d for d in (SQLITE, POSTGRESQL, MYSQL)}
@@ -91,21 +180,14 @@ def dialect_for(kind: str) -> Dialect:
 
 def server_facts(kind: str, cursor: Any) -> dict[str, Any]:
     """Version and settings that matter, through a DB-API cursor of the target."""
-    kind = dialect_for(kind).kind
-    if kind == "sqlite":
-        import sqlite3
+    return dialect_for(kind).server_facts(cursor)
 
-        facts: dict[str, Any] = {"version": sqlite3.sqlite_version}
-        for pragma in ("journal_mode", "synchronous", "cache_size", "page_size"):
-            cursor.execute(f"PRAGMA {pragma}")
-            facts[pragma] = cursor.fetchone()[0]
-        return facts
-    if kind == "postgresql":
-        from dbstand.targets.postgresql.managed import server_facts as pg_facts
 
-        return pg_facts(cursor)
-    if kind == "mysql":
-        from dbstand.targets.mysql.managed import server_facts as my_facts
+def sqlite_facts(cursor: Any) -> dict[str, Any]:
+    import sqlite3
 
-        return my_facts(cursor)
-    return {}
+    facts: dict[str, Any] = {"version": sqlite3.sqlite_version}
+    for pragma in ("journal_mode", "synchronous", "cache_size", "page_size"):
+        cursor.execute(f"PRAGMA {pragma}")
+        facts[pragma] = cursor.fetchone()[0]
+    return facts

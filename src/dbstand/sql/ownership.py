@@ -18,47 +18,19 @@ row, is someone else's and refused.
 from __future__ import annotations
 
 import contextlib
-import re
 import time
 from typing import Any
 
-from dbstand.errors import OwnershipError, UserError
+from dbstand.errors import OwnershipError
 from dbstand.sql.dialects import Dialect
 from dbstand.sql.paramstyle import to_paramstyle
-
-PREFIX_RE = re.compile(r"^[a-z][a-z0-9_]{0,30}_$")
-DEFAULT_PREFIX = "dbstand_"
-#: the mark on a registry dbstand created
-REGISTRY_MARK = "dbstand ownership registry"
-_STAMP_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-_WORKLOAD_RE = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
-
-#: per SQL kind: the query giving the registry's mark ("?" is the table name)
-_MARK_QUERY = {
-    "sqlite": "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
-    "postgresql": ("SELECT obj_description(c.oid, 'pg_class') FROM pg_class c "
-                   "JOIN pg_namespace n ON n.oid = c.relnamespace "
-                   "WHERE n.nspname = current_schema() AND c.relname = ?"),
-    "mysql": ("SELECT table_comment FROM information_schema.tables "
-              "WHERE table_schema = DATABASE() AND table_name = ?"),
-}
-
-
-def legacy_rows_ok(rows: list[Any], prefix: str) -> bool:
-    """Whether an unmarked registry's rows are all rows dbstand writes (and there are
-    some): how registries written before the mark are still recognised."""
-    return bool(rows) and all(
-        len(row) >= 3 and isinstance(row[0], str) and row[0].startswith(prefix)
-        and isinstance(row[1], str) and bool(_WORKLOAD_RE.match(row[1]))
-        and isinstance(row[2], str) and bool(_STAMP_RE.match(row[2]))
-        for row in rows)
-
-
-def check_prefix(prefix: str) -> str:
-    if not PREFIX_RE.match(prefix):
-        raise UserError(f"--prefix {prefix!r} must be lowercase letters, digits and _, "
-                        "start with a letter and end with _ (e.g. dbstand_)")
-    return prefix
+from dbstand.targets.prefix import (
+    DEFAULT_PREFIX,
+    REGISTRY_MARK,
+    check_prefix,
+    legacy_rows_ok,
+    not_our_registry,
+)
 
 
 class Ownership:
@@ -81,7 +53,7 @@ class Ownership:
         return self.cur.fetchone() is not None
 
     def _marked(self) -> bool:
-        query = _MARK_QUERY.get(self.dialect.kind)
+        query = self.dialect.mark_query
         if query is None:
             return False
         self.cur.execute(self._sql(query), (self.registry,))
@@ -103,9 +75,7 @@ class Ownership:
                 self._rollback()
                 rows = []
             if not legacy_rows_ok(rows, self.prefix):
-                raise OwnershipError(
-                    f"table {self.registry} exists but is not dbstand's registry: "
-                    "refusing to touch it (use another --prefix)")
+                raise not_our_registry("table", self.registry)
         self._verified = True
         return True
 
@@ -114,16 +84,9 @@ class Ownership:
             return
         columns = ("name VARCHAR(128) PRIMARY KEY, workload VARCHAR(64) NOT NULL, "
                    "created_at VARCHAR(40) NOT NULL")
-        kind = self.dialect.kind
-        if kind == "sqlite":  # SQLite keeps a comment inside the parentheses
-            self.cur.execute(f"CREATE TABLE {self.registry} (/* {REGISTRY_MARK} */ "
-                             f"{columns})")
-        elif kind == "mysql":
-            self.cur.execute(f"CREATE TABLE {self.registry} ({columns}) "
-                             f"COMMENT = '{REGISTRY_MARK}'")
-        else:
-            self.cur.execute(f"CREATE TABLE {self.registry} ({columns})")
-            self.cur.execute(f"COMMENT ON TABLE {self.registry} IS '{REGISTRY_MARK}'")
+        for statement in self.dialect.create_registry:
+            self.cur.execute(statement.format(t=self.registry, columns=columns,
+                                              mark=REGISTRY_MARK))
         self._verified = True
 
     def _rollback(self) -> None:
@@ -147,9 +110,11 @@ class Ownership:
                 f"table {table} exists and was not created by dbstand: refusing to "
                 "touch it (rename it, or give dbstand another --prefix)")
 
-    def create(self, table: str, ddl: str, workload: str) -> None:
-        """(Re)create `table` with `ddl`, refusing if someone else's table has its name."""
-        if not table.startswith(self.prefix) or table == self.registry:
+    def create(self, table: str, ddl: str, workload: str, verbatim: bool = False) -> None:
+        """(Re)create `table` with `ddl`, refusing if someone else's table has its name.
+        `verbatim`: a name a workload needs as it is, outside the prefix (pgbench's
+        tables for its scripts); registered and refused the same way."""
+        if (not verbatim and not table.startswith(self.prefix)) or table == self.registry:
             raise OwnershipError(f"refusing to create {table}: not under prefix {self.prefix}")
         self._ensure_registry()
         self.check(table)

@@ -15,16 +15,19 @@ def to_paramstyle(sql: str, style: str) -> str:
         return sql
     if style in ("format", "pyformat"):
         return sql.replace("?", "%s")
-    if style == "numeric":
+    if style in ("numeric", "dollar"):
+        mark = ":" if style == "numeric" else "$"
         parts = sql.split("?")
-        out = parts[0]
-        for i, part in enumerate(parts[1:], start=1):
-            out += f":{i}" + part
-        return out
-    if style == "dollar":
-        parts = sql.split("?")
-        out = parts[0]
-        for i, part in enumerate(parts[1:], start=1):
-            out += f"${i}" + part
-        return out
+        return parts[0] + "".join(f"{mark}{i}{part}"
+                                  for i, part in enumerate(parts[1:], start=1))
     raise ValueError(f"unsupported paramstyle {style!r}")
+
+
+def placeholder(style: str, index: int) -> str:
+    """The `index`-th (from 1) parameter's placeholder in a DB-API paramstyle (or
+    asyncpg's `dollar`)."""
+    forms = {"qmark": "?", "format": "%s", "pyformat": "%s", "numeric": f":{index}",
+             "dollar": f"${index}"}
+    if style not in forms:
+        raise ValueError(f"unsupported paramstyle {style!r}")
+    return forms[style]

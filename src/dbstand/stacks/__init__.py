@@ -1,5 +1,3 @@
-"""Stacks: adapters for the client code under test, declared in one registry."""
-
-from dbstand.stacks.catalog import STACKS, StackSpec, get_stack
-
-__all__ = ["STACKS", "StackSpec", "get_stack"]
+"""Server stacks: manifests (stack.toml), builds and the launcher; each stack's code
+in its folder (stacks/<language>/<name>/). In-process stacks are workload adapters,
+catalogued in workloads/catalog.py."""

@@ -18,21 +18,10 @@ import venv
 from pathlib import Path
 
 from dbstand.errors import MissingDependencyError, ServerError
+from dbstand.paths import cache_dir
 from dbstand.stacks.manifest import Manifest
 
 LOG_TAIL_LINES = 12
-
-
-def cache_dir() -> Path:
-    """`$DBSTAND_CACHE`, else `$XDG_CACHE_HOME/dbstand`, else `~/.cache/dbstand`."""
-    root = os.environ.get("DBSTAND_CACHE")
-    if root:
-        path = Path(root)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        path = Path(xdg) / "dbstand" if xdg else Path.home() / ".cache" / "dbstand"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def missing_debian(packages: tuple[str, ...]) -> list[str]:

@@ -1,4 +1,5 @@
-"""Run any server stack: build if stale, start on 127.0.0.1, wait for health, stop.
+"""Run any server stack: build if stale, start on 127.0.0.1 (or a given bind address),
+wait for health, stop.
 
 The stack runs in a session of its own, so its whole process tree (Apache's
 children, a JVM, a php-fpm pool, gunicorn's workers) is one group: CPU and RSS are
@@ -27,9 +28,17 @@ from pathlib import Path
 import psutil
 
 from dbstand.errors import ServerError
+from dbstand.profiles import perf_map
 from dbstand.stacks.build import ensure_built, python_for
 from dbstand.stacks.manifest import Manifest
-from dbstand.targets.managed import die_with_parent, free_port, password_for, port_in_use
+from dbstand.targets.leftovers import Claim, check_state_folder
+from dbstand.targets.managed import (
+    bind_address,
+    die_with_parent,
+    free_port,
+    password_for,
+    port_in_use,
+)
 from dbstand.targets.url import TargetURL
 
 STOP_GRACE_S = 10.0
@@ -48,10 +57,12 @@ class StackHandle:
     build_dir: Path
     #: every process seen in the tree, pid -> start time (a reused pid is not ours)
     descendants: dict[int, float] = field(default_factory=dict)
+    #: the address it listens on (DBSTAND_HOST): 127.0.0.1 unless `running_stack`'s bind
+    host: str = HOST
 
     @property
     def base_url(self) -> str:
-        return f"http://{HOST}:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def log_size(self) -> tuple[int, int]:
         """(bytes, lines) the stack's request log holds so far; (0, 0) with logging off."""
@@ -80,10 +91,11 @@ class StackHandle:
 
 def stack_env(manifest: Manifest, *, port: int, work_dir: Path, build: Path,
               target: TargetURL | None, prefix: str, logging: bool, log_path: Path | None,
-              workers: int | None, static_dir: Path | None) -> dict[str, str]:
+              workers: int | None, static_dir: Path | None,
+              host: str = HOST) -> dict[str, str]:
     """The environment of docs/stack-manifest.md (the password goes to a file)."""
     env = {**os.environ, **manifest.start.env,
-           "DBSTAND_HOST": HOST, "DBSTAND_PORT": str(port),
+           "DBSTAND_HOST": host, "DBSTAND_PORT": str(port),
            "DBSTAND_WORKERS": str(workers or os.cpu_count() or 1),
            "DBSTAND_LOGGING": "1" if logging else "0",
            "DBSTAND_STACK_DIR": str(manifest.folder), "DBSTAND_BUILD_DIR": str(build),
@@ -125,8 +137,8 @@ def _log_tail(path: Path, lines: int = 8) -> str:
     return ""
 
 
-def _health_status(port: int, path: str) -> int | None:
-    conn = http.client.HTTPConnection(HOST, port, timeout=2.0)
+def _health_status(host: str, port: int, path: str) -> int | None:
+    conn = http.client.HTTPConnection(host, port, timeout=2.0)
     try:
         conn.request("GET", path)
         response = conn.getresponse()
@@ -149,7 +161,7 @@ def wait_healthy(handle: StackHandle, proc: subprocess.Popen, timeout_s: float,
             raise ServerError(f"stack {handle.manifest.name!r} exited with code "
                               f"{proc.returncode} before it was healthy: "
                               f"{_log_tail(server_log)}")
-        status = _health_status(handle.port, handle.manifest.health_path)
+        status = _health_status(handle.host, handle.port, handle.manifest.health_path)
         if status == 200:
             handle.remember_tree()
             return
@@ -180,6 +192,9 @@ def stop_tree(handle: StackHandle, proc: subprocess.Popen) -> None:
                 child.kill()
                 ours.append(child)
     _, alive = psutil.wait_procs(ours, timeout=5)
+    for pid in (proc.pid, *handle.descendants):  # JIT symbol maps of a profiled run
+        with contextlib.suppress(OSError):
+            perf_map(pid).unlink(missing_ok=True)
     if alive:
         raise ServerError(f"stack {handle.manifest.name!r}: processes "
                           f"{', '.join(str(p.pid) for p in alive)} survived SIGKILL")
@@ -189,15 +204,21 @@ def stop_tree(handle: StackHandle, proc: subprocess.Popen) -> None:
 def running_stack(manifest: Manifest, *, target: TargetURL | None = None,
                   port: int | None = None, logging: bool = False, workers: int | None = None,
                   prefix: str = "dbstand_", static_dir: Path | None = None,
-                  log_dir: Path | None = None,
-                  extra_env: dict[str, str] | None = None) -> Iterator[StackHandle]:
-    """Build (if stale), start, wait for health, yield, and always stop the stack."""
+                  log_dir: Path | None = None, extra_env: dict[str, str] | None = None,
+                  bind: str = HOST) -> Iterator[StackHandle]:
+    """Build (if stale), start, wait for health, yield, and always stop the stack.
+
+    `bind`: the address it listens on, loopback or one this process owns inside a
+    network namespace (targets/managed.py `bind_address`; anything else: ServerError)."""
+    bind = bind_address(bind)
     build = ensure_built(manifest)
-    if port is not None and port_in_use(port):
-        raise ServerError(f"port {port} on {HOST} is in use")
-    port = port or free_port()
+    if port is not None and port_in_use(port, bind):
+        raise ServerError(f"port {port} on {bind} is in use")
+    port = port or free_port(bind)
+    check_state_folder()
     work_dir = Path(tempfile.mkdtemp(prefix=f"dbstand-{manifest.name}-"))
     work_dir.chmod(0o755)  # servers that drop privileges read their configs here
+    claim: Claim | None = None
     log_path = None
     if logging:
         folder = log_dir or work_dir
@@ -207,9 +228,10 @@ def running_stack(manifest: Manifest, *, target: TargetURL | None = None,
     proc: subprocess.Popen | None = None
     handle: StackHandle | None = None
     try:
+        claim = Claim(work_dir, f"stack {manifest.name}")  # found if dbstand is killed
         env = stack_env(manifest, port=port, work_dir=work_dir, build=build, target=target,
                         prefix=prefix, logging=logging, log_path=log_path, workers=workers,
-                        static_dir=static_dir)
+                        static_dir=static_dir, host=bind)
         env.update(extra_env or {})
         argv = manifest.start.resolved(manifest.folder)
         with server_log.open("wb") as out:
@@ -220,12 +242,15 @@ def running_stack(manifest: Manifest, *, target: TargetURL | None = None,
             except OSError as exc:
                 raise ServerError(f"stack {manifest.name!r}: cannot run {argv[0]}: "
                                   f"{exc.strerror}") from None
+        claim.add_session(proc.pid)
         handle = StackHandle(manifest=manifest, port=port, pid=proc.pid, work_dir=work_dir,
-                             log_path=log_path, build_dir=build)
+                             log_path=log_path, build_dir=build, host=bind)
         wait_healthy(handle, proc, manifest.start.timeout_s, server_log)
         yield handle
     finally:
         if proc is not None:
             stop_tree(handle or StackHandle(manifest, port, proc.pid, work_dir, log_path,
-                                            build), proc)
+                                            build, host=bind), proc)
         shutil.rmtree(work_dir, ignore_errors=True)
+        if claim is not None:
+            claim.release()

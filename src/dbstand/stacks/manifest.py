@@ -1,14 +1,18 @@
 """Server-stack manifests: `stacks/<language>/<name>/stack.toml` (docs/stack-manifest.md).
 
 A manifest is read and checked here, never executed: every field has a type and a
-default, and a bad manifest is one clear error naming its file. Discovery walks the
-folders that ship with the package, so a wheel install has every stack.
+default, and a bad manifest is one clear error naming its file and key. Discovery
+walks the folders that ship with the package (so a wheel install has every stack),
+then the user's own stack folders: `DBSTAND_STACKS` (paths separated by `:`), to
+which `dbstand --stack-dir PATH` adds. Each such path is a stack folder itself (it
+holds stack.toml), a folder of stack folders, or one of `<language>/<name>/` folders.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +22,8 @@ from dbstand.errors import UserError
 
 STACKS_ROOT = Path(__file__).resolve().parent
 MANIFEST = "stack.toml"
+#: the environment variable naming the user's stack folders (os.pathsep-separated)
+STACKS_ENV = "DBSTAND_STACKS"
 ORM_KINDS = ("raw", "micro", "full", "none")
 PYTHON_MODES = ("own", "dbstand")
 #: files a build never depends on (editor and build droppings)
@@ -175,16 +181,57 @@ def _manifest(data: dict[str, Any], folder: Path) -> Manifest:
     )
 
 
+def stack_dirs() -> tuple[Path, ...]:
+    """The user's stack folders from DBSTAND_STACKS; one that is not a folder is one
+    error line."""
+    out: list[Path] = []
+    for entry in os.environ.get(STACKS_ENV, "").split(os.pathsep):
+        if not entry.strip():
+            continue
+        path = Path(entry).expanduser()
+        if not path.is_dir():
+            raise UserError(f"{STACKS_ENV}: {entry} is not a folder")
+        out.append(path.resolve())
+    return tuple(dict.fromkeys(out))
+
+
+def add_stack_dirs(paths: list[Path]) -> None:
+    """`--stack-dir PATH` (repeatable): checked, then added to DBSTAND_STACKS so that
+    every process this one starts finds the same stacks."""
+    for path in paths:
+        if not path.is_dir():
+            raise UserError(f"--stack-dir {path}: not a folder")
+    current = [e for e in os.environ.get(STACKS_ENV, "").split(os.pathsep) if e.strip()]
+    os.environ[STACKS_ENV] = os.pathsep.join(
+        [*current, *(str(p.expanduser().resolve()) for p in paths)])
+
+
+def _manifest_paths(root: Path, packaged: bool) -> list[Path]:
+    if packaged:
+        return sorted(root.glob(f"*/*/{MANIFEST}"))
+    if (root / MANIFEST).is_file():
+        return [root / MANIFEST]
+    return sorted(root.glob(f"*/{MANIFEST}")) + sorted(root.glob(f"*/*/{MANIFEST}"))
+
+
 @functools.cache
-def all_manifests(root: Path = STACKS_ROOT) -> dict[str, Manifest]:
-    """Every server stack that ships with dbstand, by name."""
+def _manifests(roots: tuple[Path, ...]) -> dict[str, Manifest]:
     found: dict[str, Manifest] = {}
-    for path in sorted(root.glob(f"*/*/{MANIFEST}")):
-        manifest = parse_manifest(path)
-        if manifest.name in found:
-            raise ManifestError(f"{path}: stack name {manifest.name!r} is used twice")
-        found[manifest.name] = manifest
+    for i, root in enumerate(roots):
+        for path in _manifest_paths(root, packaged=i == 0):
+            manifest = parse_manifest(path)
+            if manifest.name in found:
+                other = found[manifest.name].folder / MANIFEST
+                raise ManifestError(f"{path}: stack.name {manifest.name!r} is used twice "
+                                    f"(also by {other})")
+            found[manifest.name] = manifest
     return found
+
+
+def all_manifests(root: Path = STACKS_ROOT) -> dict[str, Manifest]:
+    """Every server stack, by name: those that ship with dbstand (under `root`), then
+    the user's stack folders."""
+    return _manifests((root, *stack_dirs()))
 
 
 def get_manifest(name: str, workload: str | None = None) -> Manifest:

@@ -14,6 +14,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from dbstand.network.rtt import DIRECT, path_of
 from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
 from dbstand.studies.base import (
@@ -46,6 +47,8 @@ FULL = {"rows": [10_000, 20_000, 50_000, 100_000],
                       "delete": [5_000, 10_000, 20_000]},
         "large_rows": 50_000, "max_iterations": 30, "max_time_s": 120.0}
 CORRECT, SEED = "correct", "seed"
+#: the RTTs the study's insert runs again at (plus the proxy alone: "0 ms")
+RTTS = "0.2ms,1ms"
 
 
 def plan(quick: bool) -> dict[str, Any]:
@@ -76,12 +79,15 @@ class BatchStudy(Study):
                 f"cells where the seed bound integer keys ({cells}) again with the key "
                 f"compared through a cast (--key-predicate cast), at {sizes}; from "
                 f"{p['large_rows']:,} rows a cell repeats 3 times, below under the 95% CI "
-                "stop rule.")
+                f"stop rule; insert of {p['rows'][-1]:,} rows again through a managed "
+                f"Toxiproxy at RTT 0 (the proxy alone), {RTTS.replace(',', ' and ')} "
+                "(docs/network.md).")
 
     def cases(self, target: Any, quick: bool) -> list[Any]:
         """The matrix through `run batch`'s own build_cases: all cells bound correctly
         (with the limit rows), then the seed's integer-key cells with the cast key."""
         from dbstand.workloads.batch.workload import build_cases
+        from dbstand.workloads.network_axis import db_paths, with_paths
 
         p = plan(quick)
         options = self.options(quick)
@@ -90,6 +96,11 @@ class BatchStudy(Study):
         for op, apis in self.integer_keys.items():
             cases += build_cases([target], [STACK], apis, [op], p["cast_rows"][op], options,
                                  limits=False, key_predicates=["cast"])
+        # the seed states no RTT: insert again at each of RTTS (and through the proxy
+        # alone), so no single value is picked to fit a verdict
+        cases += with_paths(build_cases([target], [STACK], self.apis, ["insert"],
+                                        [p["rows"][-1]], options, limits=False),
+                            db_paths(RTTS, [target]))
         return cases
 
     def options(self, quick: bool) -> BatchOptions:
@@ -125,6 +136,8 @@ class BatchStudy(Study):
 
         out: dict[tuple[str, str, str], Any] = {}
         for section in sections(records):
+            if section.path not in ("", DIRECT):
+                continue  # the claims and the seed's tables are judged on loopback
             for line in section.apis:
                 if line.stack == STACK:
                     out[(line.op, line.api, line.predicate)] = line
@@ -162,7 +175,44 @@ class BatchStudy(Study):
             "where the seed's script bound integers to its text key)."]
         for op in OPS:
             blocks.append(self._op_table(op, lines))
+        if (paths := self._rtt_table(records)) is not None:
+            blocks.append(paths)
         return blocks
+
+    def _rtt_table(self, records: list[dict[str, Any]]) -> Table | None:
+        """insert at the RTT runs' size on each path: seconds and the speed-up over
+        executemany, the seed's speed-ups (its largest size) beside; each path's RTT as
+        measured before its cases."""
+        from dbstand.workloads.batch.report import sections
+
+        insert = [s for s in sections(records) if s.op == "insert" and s.predicate == "index"]
+        if not any(s.path for s in insert):
+            return None
+        n = max(size for s in insert for size in s.sizes)
+        seed = self.data["tables"]["insert"]
+        columns = [Column("path", "path"), Column("rtt", "RTT measured ms", True),
+                   *(Column(api, api, True) for api in self.apis)]
+        rows = [{"path": f"seed (openGauss, {seed['rows'][-1]:,} rows)", "rtt": "-",
+                 **{api: f"{seed[api][-1]:.3g} s ({seed['executemany'][-1] / seed[api][-1]:.1f}"
+                         "x)" for api in self.apis}}]
+        for section in sorted(insert, key=lambda s: path_of(s.path).rtt_us or -1):
+            cells = {line.api: line.ok(n) for line in section.apis}
+            base = cells.get("executemany")
+            measured = [c["network"]["measured_rtt_ms"] for c in cells.values()
+                        if c and isinstance(c.get("network"), dict)
+                        and c["network"].get("measured_rtt_ms") is not None]
+            row = {"path": path_of(section.path).title,
+                   "rtt": f"{sorted(measured)[len(measured) // 2]:.3f}" if measured else "-"}
+            for api in self.apis:
+                cell = cells.get(api)
+                text = "-" if not cell else f"{cell['seconds']:.3g} s"
+                if cell and base:
+                    text += f" ({base['seconds'] / cell['seconds']:.1f}x)"
+                row[api] = text
+            rows.append(row)
+        return Table(f"insert of {n:,} rows on each network path: seconds per batch "
+                     "(↓ lower is better), in brackets executemany's time over the api's "
+                     "(the speed-up), the seed's beside", columns, rows, anchor="seed-rtt")
 
     def _op_table(self, op: str, lines: dict[tuple[str, str, str], Any]) -> Table:
         seed = self.data["tables"][op]

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from dbstand.console import console
+from dbstand.errors import UserError
 from dbstand.modes.pinning import DEFAULT_PLACEMENT
 from dbstand.studies import STUDIES
 
@@ -29,9 +30,10 @@ def study(
         "--results", help="Check the claims on an earlier run of this study instead of "
                           "running it again")] = None,
     pin: Annotated[bool, typer.Option(
-        help="Pin kv cases whose client is one process (client and server CPUs)")] = True,
+        help="Place kv cases by the placement table (client and server CPUs)")] = True,
     pin_cpus: Annotated[str, typer.Option(
-        help="kv: where --pin puts client and server: separate or same (one CPU)")]
+        help="kv: the placement table's candidate: same (the table: one CPU), separate "
+             "or db-with-client")]
         = DEFAULT_PLACEMENT,
 ) -> None:
     """Run a seed's study (its matrix, settings and sizes) on servers started for it,
@@ -47,6 +49,10 @@ def study(
     options = StudyOptions(quick=quick, pin=pin, pin_cpus=pin_cpus, output=output)
     started = time.monotonic()
     run = read_results(results) if results is not None else chosen.run(options)
+    if results is not None and run.workload != chosen.workload:
+        raise UserError(f"--results {results} is a {run.workload or 'unknown'} run, not a "
+                        f"{chosen.workload} run of the {name} study: its claims cannot be "
+                        "checked on it")
     elapsed = time.monotonic() - started
     report, _claims = chosen.report(run, quick)
     print_report(report, console)

@@ -27,8 +27,11 @@ from dbstand.studies.base import (
     throughput,
 )
 
-QUICK = {"size": 10_000, "repeats": 3, "test1_requests": 2_000}
-FULL = {"size": 1_000_000, "repeats": 3, "test1_requests": 10_000}
+#: the steady load (http_load.py): the test's requests and concurrency shape each run
+#: (at least that many requests, at least 1 s), at least `repeats` runs, more until the
+#: 95% CI is within ±3% (at most 30)
+QUICK = {"size": 10_000, "repeats": 5, "test1_requests": 2_000, "load": "steady"}
+FULL = {"size": 1_000_000, "repeats": 5, "test1_requests": 10_000, "load": "steady"}
 
 
 def plan(quick: bool) -> dict[str, Any]:
@@ -56,21 +59,25 @@ class DocqueryStudy(Study):
                 f"({p['test1_requests']:,} requests at concurrency 100"
                 + (", scaled down from the seed's 10,000" if p["test1_requests"] != 10_000
                    else "") + ") and test 2 (100 requests at concurrency 10), a new "
-                f"connection per request as ab sends them; {p['repeats']} runs per case.")
+                "connection per request as ab sends them; "
+                + ("the steady load: a warm-up until steady, then runs of at least 1 s and "
+                   f"the test's request count, at least {p['repeats']}, until the 95% CI is "
+                   "within ±3% (at most 30); client, stack and database placed by the one "
+                   "placement table (docs/placement.md)." if p["load"] == "steady" else
+                   f"the seed's literal load, {p['repeats']} runs per case."))
 
     def run(self, options: StudyOptions) -> ResultsFile:
         from dbstand.console import console, redacted_argv
-        from dbstand.engine.config import EngineConfig
         from dbstand.targets.mongodb.managed import ManagedFerretDB
         from dbstand.workloads.docquery.options import DocqueryOptions
         from dbstand.workloads.docquery.workload import DocqueryWorkload, build_cases
         from dbstand.workloads.execution import RunRequest, default_output, execute
+        from dbstand.workloads.http_load import served_config
 
         p = plan(options.quick)
-        doc = DocqueryOptions(size=p["size"], repeats=p["repeats"])
+        doc = DocqueryOptions(size=p["size"], repeats=p["repeats"], load=p["load"])
         workload = DocqueryWorkload(doc)
-        config = EngineConfig(revs=1, min_iterations=max(2, p["repeats"]),
-                              max_iterations=max(2, p["repeats"]))
+        config = served_config(p["load"], p["repeats"], 3.0)
         with started(ManagedFerretDB(), "FerretDB (MongoDB's stand-in)") as rec:
             url = rec.target()
             server = str(rec.settings.get("server", "FerretDB"))

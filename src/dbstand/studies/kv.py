@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dbstand.network.rtt import DIRECT, path_of
 from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
 from dbstand.studies.base import (
@@ -30,7 +31,9 @@ from dbstand.studies.base import (
 )
 from dbstand.studies.verdict import combine, judge
 
-STACKS = ("tarantool", "asynctnt")
+#: the stand-ins for the seed's connectors (stack names, each named after its driver):
+#: the pure-Python one and the C-level one
+PURE_STACK, C_LEVEL_STACK = STACKS = ("tarantool", "asynctnt")
 SYNC_MODES = ["sync", "threads:16"]
 ASYNC_MODES = ["asyncio:1", "asyncio:25", "processes:2xasyncio:25"]
 LOOPS = ["asyncio", "uvloop"]
@@ -44,6 +47,9 @@ FULL = {"ops": ["select", "insert", "update", "upsert", "replace", "delete"], "r
         "pause_s": 1.0, "max_iterations": 60, "max_time_s": 120.0,
         "asyncio_sweep": [2, 5, 10, 50, 100], "threads_sweep": [1, 2, 4, 8, 32]}
 BASELINE = "tarantool[binary]@sync"
+#: the RTTs select runs again at (plus the proxy alone), and the coroutine mode it runs in
+RTTS = "0.2ms,1ms"
+RTT_ASYNC = "asyncio:25"
 ROWS = 10_000
 
 
@@ -67,7 +73,7 @@ def find(records: list[dict[str, Any]], selector: Mapping[str, Any],
          op: str) -> dict[str, Any] | None:
     """The measured case a claim's side names: stack label, mode, loop (asyncio modes:
     the default loop unless named), op."""
-    for r in ok(records):
+    for r in loopback(ok(records)):
         if r.get("op") != op or _label(r) != selector["stack"] or \
                 r.get("mode") != selector["mode"]:
             continue
@@ -76,6 +82,12 @@ def find(records: list[dict[str, Any]], selector: Mapping[str, Any],
             continue
         return r
     return None
+
+
+def loopback(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The cases on the direct path: the claims are judged there (the RTT runs are
+    shown beside them, docs/network.md)."""
+    return [r for r in records if (r.get("params") or {}).get("db_rtt") in (None, DIRECT)]
 
 
 def pins_of(records: list[dict[str, Any]]) -> str:
@@ -106,16 +118,18 @@ class KvStudy(Study):
                 f"ops {', '.join(p['ops'])}; {p['revs']:,} operations an iteration, "
                 f"{p['pause_s']:g} s pause, dbstand's 95% CI stop rule (±3%, at most "
                 f"{p['max_iterations']} iterations, warm-up until two iterations agree); "
-                "CPU pinning: round-trip-bound cases (one operation in flight) put client "
-                "and Tarantool on one CPU (`--pin-cpus separate`: one each), concurrent "
-                "one-process cases (threads, coroutines) one CPU each, processes modes "
-                "unpinned (`--no-pin`: none pinned).")
+                "CPU placement: every case, sync and concurrent alike, by the one "
+                "placement table (client and Tarantool on one CPU; docs/placement.md; "
+                "`--pin-cpus separate`: one each, `--no-pin`: none pinned); select again, sync and "
+                f"{RTT_ASYNC}, through a managed Toxiproxy at RTT 0 (the proxy alone), "
+                f"{RTTS.replace(',', ' and ')} (docs/network.md).")
 
     def cases(self, target: Any, quick: bool) -> list[Any]:
         """The matrix through `run kv`'s own functions: the main grid, then the sweeps
         (binary protocol: the seed swept once per runtime) and the loop comparison."""
         from dbstand.workloads.kv.cli import kv_cases
         from dbstand.workloads.kv.options import KvOptions
+        from dbstand.workloads.network_axis import db_paths, with_paths
         from dbstand.workloads.protocols import expand_protocols, with_probes
 
         p = plan(quick)
@@ -137,6 +151,11 @@ class KvStudy(Study):
                     ["asyncio"], ["binary"])
         out += grid(["tarantool"], [f"threads:{n}" for n in p["threads_sweep"]], ["select"],
                     ["asyncio"], ["binary"])
+        # the seed states no RTT: select again, blocking and with coroutines, at each of
+        # RTTS (and through the proxy alone), the database that far away
+        out += with_paths(grid(["tarantool"], ["sync"], ["select"], ["asyncio"], ["binary"])
+                          + grid(["asynctnt"], [RTT_ASYNC], ["select"], ["asyncio"],
+                                 ["binary"]), db_paths(RTTS, [target]))
         return out
 
     def run(self, options: StudyOptions) -> ResultsFile:
@@ -180,11 +199,48 @@ class KvStudy(Study):
             Column("what", "setting"), Column("seed", "seed"), Column("here", "this run")],
             [{"what": a, "seed": b, "here": c} for a, b, c in rows], anchor="settings")
         stand = self.data["stand_ins"]
-        return [f"The seed published no figures to set beside the measured ones "
-                f"({self.data['source']['published']}), so its claims are checked below as "
-                "ratios within this run.", table,
-                "Stand-ins: " + "; ".join(f"{k.replace('_', ' ')}: {v}"
-                                          for k, v in stand.items()) + "."]
+        rtt = self._rtt_table(records)
+        blocks: list[Block] = [
+            f"The seed published no figures to set beside the measured ones "
+            f"({self.data['source']['published']}), so its claims are checked below as "
+            "ratios within this run (on the direct path).", table]
+        if rtt is not None:
+            blocks.append(rtt)
+        blocks.append("Stand-ins: " + "; ".join(f"{k.replace('_', ' ')}: {v}"
+                                                for k, v in stand.items()) + ".")
+        return blocks
+
+    def _rtt_table(self, records: list[dict[str, Any]]) -> Table | None:
+        """select on each network path: blocking and coroutines, ops/s and their ratio
+        (the coroutines' gain grows with the RTT a blocking client waits out)."""
+        from dbstand.workloads.kv.table import case_label
+
+        paths = [r for r in ok(records) if r.get("op") == "select"
+                 and (r.get("params") or {}).get("db_rtt") is not None]
+        if not paths:
+            return None
+        by = {(str(r["params"]["db_rtt"]), r.get("mode")): r for r in paths}
+        labels = sorted({label for label, _ in by}, key=lambda x: path_of(x).rtt_us or -1)
+        rows = []
+        for label in labels:
+            sync, coro = by.get((label, "sync")), by.get((label, RTT_ASYNC))
+            net = (coro or sync or {}).get("network") or {}
+            rtt = net.get("measured_rtt_ms")
+            gain = ratio(throughput(coro), throughput(sync)) if sync and coro else None
+            rows.append({
+                "path": path_of(label).title,
+                "rtt": "-" if rtt is None else f"{rtt:.3f}",
+                "sync": f"{sync['ops_per_s']:,.0f}" if sync else "-",
+                "coro": f"{coro['ops_per_s']:,.0f}" if coro else "-",
+                "ratio": "-" if gain is None else gain.text()})
+        names = {m: case_label(r) for (_, m), r in by.items()}
+        return Table("select on each network path: ops/s (↑ higher is better) of "
+                     f"{names.get('sync', 'sync')} and {names.get(RTT_ASYNC, RTT_ASYNC)}, and "
+                     "their ratio (the coroutines' gain)", [
+                         Column("path", "path"), Column("rtt", "RTT measured ms", True),
+                         Column("sync", "sync ops/s", True),
+                         Column("coro", f"{RTT_ASYNC} ops/s", True),
+                         Column("ratio", "coroutines / sync", True)], rows, anchor="rtt")
 
     def _settings(self, records: list[dict[str, Any]]) -> dict[str, str]:
         done = ok(records)
@@ -210,7 +266,7 @@ class KvStudy(Study):
                      f"{server.get('space_temporary', '?')}",
             "pinning": f"{pinned} of {len(done)} cases pinned"
                        + (f" ({placement}: client CPU {pins_of(done)})" if pinned else "")
-                       + "; the others have several operations in flight or ran --no-pin",
+                       + ("" if pinned == len(done) else "; the others ran --no-pin"),
         }
 
     # --- the claims ----------------------------------------------------------------------
@@ -230,7 +286,7 @@ class KvStudy(Study):
         want = claim["sweep"]
         level, family = int(claim["level"]), str(want["family"])
         points: dict[int, dict[str, Any]] = {}
-        for r in ok(records):
+        for r in loopback(ok(records)):
             mode = str(r.get("mode", ""))
             if r.get("op") != want["op"] or _label(r) != want["stack"] or \
                     not mode.startswith(family) or not mode[len(family):].isdigit():
@@ -265,10 +321,10 @@ class KvStudy(Study):
                  if isinstance(s, Mapping)}
         loops = {str(s.get("loop", "")) for s in sides if isinstance(s, Mapping)}
         parts = []
-        if any(s.startswith("asynctnt") for s in stacks):
+        if any(s.startswith(C_LEVEL_STACK) for s in stacks):
             parts.append(stand["c_extension"] if "asyncio:1" in modes else
                          "asynctnt (Cython, asyncio) for the seed's connectors under coroutines")
-        if any(s.startswith("tarantool") for s in stacks):
+        if any(s.startswith(PURE_STACK) for s in stacks):
             parts.append(stand["pure"])
         if any(m.startswith("threads") for m in modes):
             parts.append(stand["threads"])

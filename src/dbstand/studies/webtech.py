@@ -34,10 +34,11 @@ from dbstand.studies.verdict import INCONCLUSIVE, REPRODUCED, combine, judge
 LIMIT = "static-nginx"
 #: the quick variant leaves Jetty out (Tomcat stands for the same family) and runs
 #: the four-user level on the tests its claims need
-QUICK = {"duration_s": 0.7, "repeats": 3, "requests": 1_000,
+QUICK = {"duration_s": None, "repeats": 5, "requests": 1_000, "load": "steady",
          "skip_stacks": ("java-jetty-servlet", "java-jetty-jsp"),
          "four_user_tests": ("file", "hello", "db")}
-FULL = {"duration_s": None, "repeats": 3, "requests": 1_000, "skip_stacks": (),
+FULL = {"duration_s": None, "repeats": 5, "requests": 1_000, "load": "steady",
+        "skip_stacks": (),
         "four_user_tests": ("file", "hello", "loop", "big", "db", "cache")}
 TESTS = ("file", "hello", "loop", "big", "db", "cache")
 
@@ -70,29 +71,34 @@ class WebtechStudy(Study):
 
     def describe(self, quick: bool) -> str:
         p = plan(quick)
-        load = (f"{p['duration_s']:g} s per run" if p["duration_s"] else
-                f"{p['requests']:,} requests per client per run")
+        load = ("the steady load: each case warms up until its throughput is steady, "
+                f"then runs of at least 1 s and at least the seed's {p['requests']:,} "
+                f"requests per client, at least {p['repeats']} of them, until the 95% CI "
+                "is within ±3% (at most 30 runs: unstable beyond); client, stacks and "
+                "database placed by the one placement table (docs/placement.md)"
+                if p["load"] == "steady" else
+                f"the seed's literal load: {p['requests']:,} requests per client per run, "
+                f"{p['repeats']} runs")
         return (f"a MariaDB started for the db and cache pages; stacks "
                 f"{', '.join(self.stacks(quick))}; tests {', '.join(TESTS)} with 1 user, "
-                f"and {', '.join(p['four_user_tests'])} with 4 keep-alive users; {load}, "
-                f"{p['repeats']} runs per case (mean and 95% CI); every stack's answers "
+                f"and {', '.join(p['four_user_tests'])} with 4 keep-alive users; {load} "
+                "(mean and 95% CI); every stack's answers "
                 "verified before it is measured.")
 
     def run(self, options: StudyOptions) -> ResultsFile:
         from dbstand.console import console, redacted_argv
-        from dbstand.engine.config import EngineConfig
         from dbstand.targets.mysql.managed import ManagedMariaDB
         from dbstand.workloads.execution import RunRequest, default_output, execute
+        from dbstand.workloads.http_load import served_config
         from dbstand.workloads.webtech.options import WebtechOptions
         from dbstand.workloads.webtech.workload import WebtechWorkload, build_cases, check_request
 
         p = plan(options.quick)
         web = WebtechOptions(requests=p["requests"], repeats=p["repeats"],
-                             duration_s=p["duration_s"])
+                             duration_s=p["duration_s"], load=p["load"])
         stacks = self.stacks(options.quick)
         check_request(stacks, list(TESTS), [1, 4], web)
-        config = EngineConfig(revs=1, min_iterations=max(2, p["repeats"]),
-                              max_iterations=max(2, p["repeats"]))
+        config = served_config(p["load"], p["repeats"], 3.0)
         with started(ManagedMariaDB(), "a MariaDB (the seed's MySQL)") as rec:
             cases = [c for c in build_cases(rec.target(), stacks, list(TESTS), [1, 4], False,
                                             web)

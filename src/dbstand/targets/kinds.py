@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dbstand.errors import UserError
@@ -30,11 +30,18 @@ class TargetKind:
     #: counters), first installed wins
     admin_stacks: tuple[str, ...] = ()
     managed: str | None = None      # "module:Class" of its ManagedServer
-    statements: str | None = None   # "module:Class" of its statement counter
+    #: its server-side statement counter, by name (probes/statements.py COUNTERS)
+    statements: str | None = None
     ownership: str = "sql"          # "sql" (the <prefix>owned table) or "module:Class"
+    #: "module:function" of its run lock (targets/run_lock.py), None: runs unlocked
+    run_lock: str | None = None
     #: the SQL dialect it speaks (sql/dialects.py), None for a non-SQL kind: a kind that
     #: speaks another's wire protocol and SQL (CockroachDB: postgresql) reuses its code
     dialect: str | None = None
+    #: the DB-API paramstyle of its service drivers (sql/paramstyle.py), None: not SQL
+    paramstyle: str | None = None
+    #: per workload, the stacks a run uses when --stack is not given (those installed)
+    default_stacks: dict[str, tuple[str, ...]] = field(default_factory=dict)
     speaks_first: bool = False      # the server greets on connect (MySQL, Tarantool)
     greeting: str | None = None     # "module:function(bytes) -> bool": is this our server
 

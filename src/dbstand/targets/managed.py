@@ -1,7 +1,10 @@
 """Managed servers: throwaway database servers on 127.0.0.1 that dbstand starts and stops.
 
 A managed server lives in its own temporary directory, listens on a free loopback
-port and leaves nothing behind when stopped. Used two ways:
+port and leaves nothing behind when stopped. Its bind address is 127.0.0.1 unless the
+caller gives another (`bind_address`): a loopback address, or one the caller owns
+inside a network namespace of its own (tests/network/test_namespaces.py), never an
+address of the machine's own network. Used two ways:
 - as a context manager (tests, a run with a managed target): stopped on exit, on
   error and on Ctrl-C;
 - by `dbstand server up/down/status`: the server outlives the command and its record
@@ -12,6 +15,7 @@ port and leaves nothing behind when stopped. Used two ways:
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import os
 import pwd
@@ -23,6 +27,7 @@ import subprocess
 import tempfile
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -55,15 +60,57 @@ class ServerRecord:
         return parse_target_url(self.url).with_password(self.password or None)
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now."""
+LOOPBACK = "127.0.0.1"
+
+
+def _own_netns() -> bool:
+    """Whether this process runs in a named network namespace (`ip netns add`, listed in
+    /run/netns), not the machine's own network; False when that cannot be told."""
+    try:
+        mine = os.stat("/proc/self/ns/net")
+        named = list(Path("/run/netns").iterdir())
+    except OSError:
+        return False
+    for path in named:
+        with contextlib.suppress(OSError):
+            ns = path.stat()
+            if (ns.st_dev, ns.st_ino) == (mine.st_dev, mine.st_ino):
+                return True
+    return False
+
+
+def bind_address(address: str) -> str:
+    """`address` if a managed server or stack may listen on it: a loopback address, or
+    an address of this process's own interfaces inside a named network namespace (`ip
+    netns add`: traffic then stays in namespaces the caller made); ServerError else."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        raise ServerError(f"bind address {address!r} is not an IP address") from None
+    if ip.is_loopback:
+        return address
+    if not _own_netns():
+        raise ServerError(f"bind address {address} refused: only a loopback address, or an "
+                          "address owned inside a network namespace (ip netns exec)")
+    family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((address, 0))
+        except OSError:
+            raise ServerError(f"bind address {address} refused: no interface of this "
+                              "network namespace has it") from None
+    return address
+
+
+def free_port(host: str = LOOPBACK) -> int:
+    """A TCP port on `host` that is free right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((host, 0))
         return sock.getsockname()[1]
 
 
-def port_in_use(port: int) -> bool:
-    """Whether a server could not listen on 127.0.0.1:port now (as servers bind: with
+def port_in_use(port: int, host: str = LOOPBACK) -> bool:
+    """Whether a server could not listen on host:port now (as servers bind: with
     SO_REUSEADDR, so a port whose last connections linger in TIME_WAIT is free).
 
     A number no TCP port can be is one clear error (every command taking a --port ends
@@ -73,28 +120,30 @@ def port_in_use(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind(("127.0.0.1", port))
+            sock.bind((host, port))
         except OSError:
             return True
         return False
 
 
-def wait_for_port(port: int, timeout_s: float, proc: subprocess.Popen | None = None) -> None:
-    """Wait until something accepts TCP connections on 127.0.0.1:port."""
+def wait_for_port(port: int, timeout_s: float, proc: subprocess.Popen | None = None,
+                  host: str = LOOPBACK) -> None:
+    """Wait until something accepts TCP connections on host:port."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             raise ServerError(f"server exited with code {proc.returncode} before listening")
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.settimeout(0.2)
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
+            if sock.connect_ex((host, port)) == 0:
                 return
         time.sleep(0.05)
-    raise ServerError(f"server did not listen on 127.0.0.1:{port} within {timeout_s:.0f} s")
+    raise ServerError(f"server did not listen on {host}:{port} within {timeout_s:.0f} s")
 
 
-def read_greeting(port: int, timeout_s: float, proc: subprocess.Popen | None = None) -> bytes:
-    """The first bytes a server sends on 127.0.0.1:port, for protocols where it speaks first.
+def read_greeting(port: int, timeout_s: float, proc: subprocess.Popen | None = None,
+                  host: str = LOOPBACK) -> bytes:
+    """The first bytes a server sends on host:port, for protocols where it speaks first.
 
     Stronger than `wait_for_port` (MySQL, Tarantool): the server greets only once it
     serves clients, not merely once it is bound, and a greeting tells our server from
@@ -110,7 +159,7 @@ def read_greeting(port: int, timeout_s: float, proc: subprocess.Popen | None = N
     while time.monotonic() < deadline:
         check_alive()
         try:
-            sock = socket.create_connection(("127.0.0.1", port), timeout=0.5)
+            sock = socket.create_connection((host, port), timeout=0.5)
         except OSError:
             time.sleep(0.05)
             continue
@@ -128,7 +177,7 @@ def read_greeting(port: int, timeout_s: float, proc: subprocess.Popen | None = N
                     break
                 return data
         time.sleep(0.05)
-    raise ServerError(f"server did not answer on 127.0.0.1:{port} within {timeout_s:.0f} s")
+    raise ServerError(f"server did not answer on {host}:{port} within {timeout_s:.0f} s")
 
 
 def pid_alive(pid: int) -> bool:
@@ -260,6 +309,23 @@ def terminate_pid(pid: int, sig: int = signal.SIGTERM, timeout_s: float = 15.0) 
         os.kill(pid, signal.SIGKILL)
 
 
+def parent_death_preexec() -> Callable[[], None]:
+    """`die_with_parent` for a child that drops to a service user: libc is loaded here,
+    in the parent, because after the drop the child may not read Python's own files
+    (a root-only installation) to import ctypes."""
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return lambda: None
+
+    def preexec() -> None:
+        prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+
+    return preexec
+
+
 def die_with_parent() -> None:
     """`preexec_fn` for child servers that must not outlive dbstand even if it is
     SIGKILLed (Linux PR_SET_PDEATHSIG; elsewhere a no-op)."""
@@ -300,24 +366,52 @@ def chown_tree(path: Path, user: str | None) -> None:
             os.chown(os.path.join(root, name), entry.pw_uid, entry.pw_gid)
 
 
-def registry_path(kind: str) -> Path:
-    path = state_dir() / "servers"
-    path.mkdir(parents=True, exist_ok=True)
+def registry_path(kind: str, create: bool = False) -> Path:
+    """Where the record of a managed `kind` server is kept; the folder is made only
+    for writing (reading needs none, so a read-only state folder can still be read)."""
+    path = state_dir(create) / "servers"
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
     return path / f"{kind}.json"
 
 
+class CorruptRecord(ServerError):
+    """A record file that cannot be read as one (garbage, empty, wrong types)."""
+
+    def __init__(self, kind: str, path: Path):
+        super().__init__(f"the record of the managed {kind} server is corrupt: {path} "
+                         f"(`dbstand server down {kind}` removes it; or delete that file)")
+        self.kind, self.path = kind, path
+
+
+#: the type every field of a record must have (others are optional)
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "kind": str, "pid": int, "port": int, "url": str, "password": str, "base_dir": str,
+    "log_path": str, "run_as": (str, type(None)), "started_at": (int, float),
+    "settings": dict, "pid_identity": (str, type(None))}
+
+
 def load_record(kind: str) -> ServerRecord | None:
+    """The record of the managed `kind` server; CorruptRecord if it cannot be one."""
     path = registry_path(kind)
     if not path.exists():
         return None
     try:
-        return ServerRecord(**json.loads(path.read_text()))
-    except (ValueError, TypeError):
-        raise ServerError(f"the record of the managed {kind} server is corrupt: {path}") from None
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict) or any(
+                k in data and (not isinstance(data[k], t) or isinstance(data[k], bool))
+                for k, t in _FIELD_TYPES.items()):
+            raise TypeError
+        return ServerRecord(**data)
+    except (ValueError, TypeError, UnicodeDecodeError):
+        raise CorruptRecord(kind, path) from None
+    except OSError as exc:
+        raise ServerError(f"cannot read the record of the managed {kind} server {path}: "
+                          f"{exc.strerror}") from None
 
 
 def save_record(record: ServerRecord) -> None:
-    path = registry_path(record.kind)
+    path = registry_path(record.kind, create=True)
     tmp = path.with_suffix(".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
@@ -330,11 +424,18 @@ def forget_record(kind: str) -> None:
         registry_path(kind).unlink()
 
 
-def all_records() -> list[ServerRecord]:
-    folder = state_dir() / "servers"
+def all_records(corrupt: list[CorruptRecord] | None = None) -> list[ServerRecord]:
+    """Every readable record; the corrupt ones are skipped (collected in `corrupt`),
+    so one bad file never hides the others or breaks a run."""
+    folder = state_dir(create=False) / "servers"
     records = []
-    for path in sorted(folder.glob("*.json")) if folder.exists() else []:
-        record = load_record(path.stem)
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            record = load_record(path.stem)
+        except CorruptRecord as exc:
+            if corrupt is not None:
+                corrupt.append(exc)
+            continue
         if record:
             records.append(record)
     return records
@@ -342,12 +443,13 @@ def all_records() -> list[ServerRecord]:
 
 def record_for(url: TargetURL) -> ServerRecord | None:
     """The record of the running `dbstand server up` server that `url` points at, if any."""
-    if url.host not in ("127.0.0.1", "localhost"):
-        return None
+    url = url.direct()
+    loopback = ("127.0.0.1", "localhost")
     for record in all_records():
         known = parse_target_url(record.url)
-        if (known.kind == url.kind and known.port == url.port and record_alive(record)
-                and url.user in (None, known.user)):
+        same_host = known.host == url.host or (known.host in loopback and url.host in loopback)
+        if (same_host and known.kind == url.kind and known.port == url.port
+                and record_alive(record) and url.user in (None, known.user)):
             return record
     return None
 
@@ -364,18 +466,21 @@ def password_for(url: TargetURL) -> str | None:
 
 
 class ManagedServer(ABC):
-    """Base of throwaway servers: one temp dir, one free loopback port, clean stop."""
+    """Base of throwaway servers: one temp dir, one free port on the bind address
+    (127.0.0.1 unless given, see `bind_address`), clean stop."""
 
     kind: ClassVar[str]
     #: accounts to run the server as when dbstand runs as root
     service_users: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, port: int | None = None, settings: dict[str, Any] | None = None):
+    def __init__(self, port: int | None = None, settings: dict[str, Any] | None = None,
+                 bind: str = LOOPBACK):
+        self.bind = bind_address(bind)
         if port is not None and not 1 <= port <= 65535:
             raise ServerError(f"--port must be a TCP port from 1 to 65535, not {port}")
-        if port is not None and port_in_use(port):
-            raise ServerError(f"port {port} on 127.0.0.1 is in use")
-        self.port = port or free_port()
+        if port is not None and port_in_use(port, self.bind):
+            raise ServerError(f"port {port} on {self.bind} is in use")
+        self.port = port or free_port(self.bind)
         self.settings = dict(settings or {})
         self.password = secrets.token_urlsafe(18)
         self.base_dir: Path | None = None
@@ -384,8 +489,12 @@ class ManagedServer(ABC):
 
     # -- lifecycle -----------------------------------------------------------
     def start(self) -> ServerRecord:
+        from dbstand.targets.leftovers import Claim, check_state_folder
+
+        check_state_folder()  # before anything starts: a killed run's server is found
         self.base_dir = Path(tempfile.mkdtemp(prefix=f"dbstand-{self.kind}-"))
         try:
+            self.claim: Claim | None = Claim(self.base_dir, f"{self.kind} server")
             self.record = self._start(self.base_dir)
             self.record.pid_identity = process_identity(self.record.pid)
         except BaseException:
@@ -415,6 +524,14 @@ class ManagedServer(ABC):
             if self.base_dir.name.startswith("dbstand-"):
                 shutil.rmtree(self.base_dir, ignore_errors=True)
             self.base_dir = None
+        self.release_claim()
+
+    def release_claim(self) -> None:
+        """The folder is gone, or a saved record (`server up`) now keeps the server."""
+        claim = getattr(self, "claim", None)
+        if claim is not None:
+            claim.release()
+            self.claim = None
 
     def __enter__(self) -> ServerRecord:
         return self.start()
@@ -445,6 +562,7 @@ class ManagedServer(ABC):
         server.record = record
         server.base_dir = Path(record.base_dir)
         server.port = record.port
+        server.bind = parse_target_url(record.url).host or LOOPBACK
         server.password = record.password
         server.settings = record.settings
         server.run_as = record.run_as

@@ -26,6 +26,13 @@ class TargetURL:
     password: str | None = field(default=None, repr=False)
     database: str | None = None
     query: tuple[tuple[str, str], ...] = ()
+    #: set when the URL's host and port are a proxy's in front of the database (the
+    #: network axis, dbstand/network/): the database itself is `route.origin`
+    route: Route | None = field(default=None, compare=False, repr=False)
+
+    def direct(self) -> TargetURL:
+        """The database itself: where probes and managed-server records look."""
+        return self.route.origin if self.route is not None else self
 
     @property
     def dialect(self) -> str | None:
@@ -86,6 +93,20 @@ class TargetURL:
 
     def __str__(self) -> str:
         return self.redacted()
+
+
+@dataclass(frozen=True)
+class Route:
+    """How a routed target reaches its database: through the proxy process `proxy_pid`
+    (whose CPU is measured apart, API on 127.0.0.1:`api_port`, proxy `proxy`) on the
+    path labelled `label` ("0.5 ms")."""
+
+    origin: TargetURL
+    proxy_pid: int
+    label: str
+    api_host: str
+    api_port: int
+    proxy: str
 
 
 def parse_target_url(text: str) -> TargetURL:

@@ -22,7 +22,9 @@ class WorkloadEntry:
     name: str
     description: str
     operations: tuple[str, ...]
-    workload: str                                   # "module:Class" of its Workload
+    #: "module:Class" of its Workload; None for one whose run command drives the HTTP
+    #: engine itself (`run http`), with no cases for execute()
+    workload: str | None
     #: CLI commands it contributes: group ("run", "serve", "verify") -> "module:attr"
     commands: dict[str, str] = field(default_factory=dict)
     #: served over HTTP by server stacks: "module:attr" of its ServedWorkload
@@ -31,6 +33,8 @@ class WorkloadEntry:
     report: str = "dbstand.workloads.kv.report:build"
 
     def load(self) -> type[Workload]:
+        if self.workload is None:
+            raise UserError(f"workload {self.name!r} runs only as `dbstand run {self.name}`")
         module_name, _, attr = self.workload.partition(":")
         cls: type[Workload] = getattr(importlib.import_module(module_name), attr)
         return cls
@@ -63,6 +67,18 @@ ENTRIES: dict[str, WorkloadEntry] = {e.name: e for e in (
                   {"run": f"{_P}.docquery.cli:run_docquery",
                    "serve": f"{_P}.docquery.cli:serve_docquery"},
                   served=f"{_P}.docquery.verify:SERVED", report=f"{_P}.docquery.report:build"),
+    WorkloadEntry("script", "your own transactions in pgbench's script language (or its "
+                  "built-ins) through every driver, pgbench itself as the limit row",
+                  ("transaction",), f"{_P}.script.workload:ScriptWorkload",
+                  {"run": f"{_P}.script.cli:run_script"}, report=f"{_P}.script.report:build"),
+    WorkloadEntry("python", "your own Python function (bench file), one call per operation, "
+                  "on connections of the chosen stacks", ("operation",),
+                  f"{_P}.python.workload:PythonWorkload",
+                  {"run": f"{_P}.python.cli:run_python"}),
+    WorkloadEntry("http", "your own HTTP scenario (TOML: requests per virtual user, "
+                  "captures, checks, think times) on the native engine, on a URL or a stack",
+                  ("scenario",), None,
+                  {"run": f"{_P}.scenario.cli:run_http"}),
 )}
 
 #: named in the specs but not built yet: listed so users see what is coming

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from dbstand.errors import UserError
 from dbstand.targets.url import TargetURL
 
 if TYPE_CHECKING:
@@ -41,6 +42,31 @@ class CaseOutcome:
     packages: dict[str, str] = field(default_factory=dict)
 
 
+def check_known(values: Iterable[str], known: Iterable[str], what: str) -> None:
+    """`unknown WHAT 'x' (known: a, b)` for the first value not in `known`."""
+    names = tuple(known)
+    for value in values:
+        if value not in names:
+            raise UserError(f"unknown {what} {value!r} (known: {', '.join(names)})")
+
+
+def check_choice(values: Iterable[str], choices: Iterable[str], option: str) -> None:
+    """`OPTION takes a and/or b, not 'x'` for the first value not among `choices`."""
+    names = tuple(choices)
+    for value in values:
+        if value not in names:
+            raise UserError(f"{option} takes {' and/or '.join(names)}, not {value!r}")
+
+
+def prove_access(client: Any) -> None:
+    """A just-opened client proved the target reachable with its credentials; check
+    that dbstand may use the prefix there (ownership), then close it."""
+    try:
+        client.check_ownership()
+    finally:
+        client.close()
+
+
 class Workload(ABC):
     """A kind of work (kv, batch, ...): prepares data, builds operations, verifies."""
 
@@ -59,7 +85,7 @@ class Workload(ABC):
 
     def package_versions(self, case: Case) -> dict[str, str]:
         """Versions of what the case's stack runs on, for its record (failed ones too)."""
-        from dbstand.stacks.catalog import STACKS
+        from dbstand.workloads.catalog import STACKS
 
         spec = STACKS.get(case.stack.split("+")[0].split("[")[0])
         return spec.versions() if spec is not None else {}

@@ -28,16 +28,18 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from dbstand import interrupts
 from dbstand.console import redact_text
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, OwnershipError, TargetError
 from dbstand.results.schema import run_footer, run_header
 from dbstand.results.store import ResultsFile, ResultsWriteError, ResultsWriter, read_results
-from dbstand.sql.ownership import DEFAULT_PREFIX
-from dbstand.targets.run_lock import run_locks
+from dbstand.targets.prefix import DEFAULT_PREFIX
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.base import Case, Workload
+from dbstand.workloads.network_axis import add_network, case_on_path
 from dbstand.workloads.records import case_record, failed_record
+from dbstand.workloads.run_lock import run_locks
 
 
 @dataclass
@@ -68,6 +70,10 @@ def execute(request: RunRequest, console: Console,
             on_case_done: Callable[[dict], None] | None = None) -> ResultsFile:
     """Run every case; return the results as written."""
     request.workload.preflight(request.cases)
+    if any(case.params.get("profile") for case in request.cases):
+        from dbstand.profiles.tools import check_all
+
+        check_all()  # a missing profiler: one line before anything is written
     with run_locks(_lock_pairs(request.cases)):
         return _execute(request, console, on_case_done)
 
@@ -86,6 +92,7 @@ def _execute(request: RunRequest, console: Console,
                       TimeElapsedColumn(), console=console, transient=True) as progress:
             overall = progress.add_task("cases", total=len(request.cases))
             for index, case in enumerate(request.cases):
+                interrupts.check()  # a Ctrl-C whose exception was lost (interrupts.py)
                 task = progress.add_task(f"  {case.label()}",
                                          total=request.config.max_iterations)
 
@@ -93,8 +100,17 @@ def _execute(request: RunRequest, console: Console,
                     progress.update(task, completed=done, total=total)
 
                 try:
-                    outcome = request.workload.run_case(case, request.config, tick)
-                    record = case_record(case, run_id, index, outcome, engine)
+                    def measure(case: Case = case, index: int = index,
+                                tick: Callable[[int, int], None] = tick) -> dict:
+                        with case_on_path(case) as (run, path):
+                            outcome = request.workload.run_case(run, request.config, tick)
+                        add_network(outcome, path)
+                        return case_record(case, run_id, index, outcome, engine)
+
+                    if case.params.get("profile"):
+                        record = _profiled(request, case, index, measure, console)
+                    else:
+                        record = measure()
                 except (CaseFailed, TargetError, OwnershipError) as exc:
                     failed += 1
                     message = " ".join(str(exc).split())  # one line, whatever the driver said
@@ -126,6 +142,35 @@ def _execute(request: RunRequest, console: Console,
                 writer.append(run_footer(run_id, status, len(request.cases), failed))
             writer.close()
     return read_results(request.output)
+
+
+def _profiled(request: RunRequest, case: Case, index: int, measure: Callable[[], dict],
+              console: Console) -> dict:
+    """A profiled case runs twice: unprofiled, for the overhead's denominator, then
+    with its trees profiled; the record is the profiled run's, marked and carrying the
+    ratio, the flame graphs' paths (relative to the results file) and their shares."""
+    from dbstand.profiles.session import profiling
+
+    plain = measure()
+    base_dir = request.output.parent.resolve()
+    folder = base_dir / f"{request.output.stem}.profiles" / f"case-{index}"
+    with profiling(folder) as session:
+        record = measure()
+    profile = session.result()
+    for tier in profile["tiers"].values():
+        for key in ("folded", "svg"):
+            if key in tier:
+                tier[key] = str(Path(tier[key]).relative_to(base_dir))
+    profile["directory"] = str(folder.relative_to(base_dir))
+    base, mine = plain.get("ops_per_s"), record.get("ops_per_s")
+    profile["unprofiled_ops_per_s"] = base
+    profile["overhead_ratio"] = round(mine / base, 3) if base and mine else None
+    record["profile"] = profile
+    if profile["overhead_ratio"] is not None:
+        console.print(f"profiled {case.label()}: {mine:,.1f} ops/s against {base:,.1f} "
+                      f"unprofiled (x{profile['overhead_ratio']:.3f}); flame graphs in "
+                      f"{folder}")
+    return record
 
 
 def _driver_error(exc: Exception) -> str:

@@ -1,55 +1,156 @@
 """One load path for every workload served over HTTP: drive a running stack with the
 native engine and probe what it costs.
 
-A measurement is `repeats` runs of the same load (closed loop: C connections, each
-sending its next request when the answer is in; or open loop at a fixed rate with
-coordinated-omission-corrected latency). Around each run the CPU of the stack's
-whole process tree and of the database server's are read, so cost is per request of
-exactly the measured window. The figure is the mean of the runs with its Student-t
-95% interval; latency comes from the runs' HDR histograms merged exactly. Answers
-that are not 2xx and socket errors are counted apart and never as successes; a run
-whose errors exceed `max_error_rate` fails the case. Each run's time series (counts
-and latency per interval, `plan.interval_s`) goes to the record's `series`, one list
-of intervals per run; the warm-up is a separate run and is not in it.
+A measurement follows the stop rule every dbstand figure follows (methodology.md, kv's
+rule from `engine/stats.py`). Under the default load (`steady`) the stack first warms up
+in steps of `warmup_step_s` until one step is no longer faster than the one before by
+more than the target (at least `warmup_s`, at most `max_warmup_s`: a JIT runtime gets
+its seconds); then runs of the same load (closed loop: C connections, each sending its
+next request when the answer is in; or open loop at a fixed rate with
+coordinated-omission-corrected latency), each lasting at least `min_run_s` and at least
+`requests` answers (a seed's request count is the shape of a run, not its length), are
+repeated until the 95% interval of the mean is within `target_ci_pct`, or a cap
+(`max_repeats`, or `max_time_s` once `repeats` runs are done) marks the case
+unstable. The `seed` load reproduces a
+seed literally: one warm-up request, `repeats` runs of exactly `requests` requests.
+
+Every part runs where the placement table (`modes/pinning.py`) puts it: the generator
+(this process), the stack's process tree and the database's. Around each run the CPU
+of the stack's whole tree and of the database server's are read, so cost is per request
+of exactly the measured window. The figure is the mean of the runs with its Student-t
+95% interval; latency comes from the runs' HDR histograms merged exactly. Answers that
+are not 2xx and socket errors are counted apart and never as successes; a run whose
+errors exceed `max_error_rate` fails the case. Each run's time series goes to the
+record's `series`, one list of intervals per run; the warm-up is not in it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+import statistics
+import time
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from dbstand.engine.histogram import LatencyHistogram
-from dbstand.engine.stats import summarize
-from dbstand.errors import CaseFailed
-from dbstand.loadgen.engine import run_closed, run_open
+from dbstand.engine.stats import StopDecision, make_stop_rule, still_faster, summarize
+from dbstand.errors import CaseFailed, UserError
+from dbstand.loadgen.engine import no_batch_wait, run_closed, run_open
 from dbstand.loadgen.result import LoadResult
 from dbstand.loadgen.series import DEFAULT_INTERVAL_S, series_record
+from dbstand.modes.pinning import DEFAULT_PLACEMENT, Placed, placed
 from dbstand.probes.cpu import TreeCpu
+from dbstand.profiles import session as profiles
 
 if TYPE_CHECKING:
     from dbstand.distributed.session import ClusterSession
+    from dbstand.engine.config import EngineConfig
 
 DEFAULT_MAX_ERROR_RATE = 0.01
+#: the default load: warm up until steady, runs of a minimum time, the stop rule
+STEADY = "steady"
+#: a seed's literal load (its request count and repetitions), to reproduce it
+SEED = "seed"
+LOADS = (STEADY, SEED)
+#: a steady case's counted runs stop (unstable) after this many seconds: a table of
+#: 26 cases stays within 15 minutes at worst
+MAX_CASE_S = 25.0
 
 
 @dataclass(frozen=True)
 class LoadPlan:
-    """How to load one URL."""
+    """How to load one URL (see the module doc for `steady` and `seed`)."""
 
     connections: int
-    requests: int | None = None        # closed loop: requests per run
-    duration_s: float | None = None    # closed loop bound, or the open loop's length
+    requests: int | None = None        # closed loop: a run's requests (steady: at least)
+    duration_s: float | None = None    # a run's fixed length (open loop, `--duration`)
     rate: float | None = None          # open loop: requests/s in total
     keepalive: bool = True
-    repeats: int = 3
-    warmup_requests: int = 1
+    load: str = STEADY
+    repeats: int = 5                   # seed: the runs; steady: runs before it may stop
+    max_repeats: int = 30              # steady: the cap (unstable when reached)
+    max_time_s: float = MAX_CASE_S     # steady: counted runs' seconds before the cap
+    target_ci_pct: float = 3.0         # the 95% interval's half-width asked for
+    stop_rule: str = "ci"              # engine/stats.py: "ci" or the kv study's "study"
+    min_run_s: float = 1.0             # steady: a run lasts at least this long
+    warmup_s: float = 2.0              # steady: warm-up at least this long ...
+    max_warmup_s: float = 10.0         # ... and at most this long
+    warmup_step_s: float = 1.0         # steady: the warm-up steps compared
+    warmup_requests: int = 1           # seed: the warm-up is this many requests
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE
-    target_ci_pct: float = 5.0         # wider than this: flagged unstable
     interval_s: float = DEFAULT_INTERVAL_S  # time series' interval; 0: none
+    pin: bool = True                   # place generator, stack and database (the table)
+    placement: str = DEFAULT_PLACEMENT  # modes/pinning.py's table (or a candidate)
 
     @property
     def mode(self) -> str:
         return f"open:{self.rate:g}/s" if self.rate else f"clients:{self.connections}"
+
+    @property
+    def steady(self) -> bool:
+        return self.load == STEADY
+
+
+def check_load(load: str, repeats: int = 2, max_error_rate: float = 0.0) -> str:
+    """The load settings every served workload's options share (`--load`, `--repeats`,
+    `--max-error-rate`): `load` back, or one clear error."""
+    if load not in LOADS:
+        raise UserError(f"--load takes {' or '.join(LOADS)}, not {load!r}")
+    if not 2 <= repeats <= 100:
+        raise UserError("--repeats must be from 2 to 100 (a 95% interval needs two runs)")
+    if not 0 <= max_error_rate < 1:
+        raise UserError("--max-error-rate must be from 0 to 1")
+    return load
+
+
+def served_config(load: str, repeats: int, ci: float, max_repeats: int = 30,
+                  max_time_s: float = MAX_CASE_S) -> EngineConfig:
+    """The engine settings a served workload's CLI records and `plan_for` reads: the
+    seed's load runs exactly `repeats` times, the steady one at least that many."""
+    from dbstand.engine.config import EngineConfig
+
+    check_load(load)
+    low = max(2, repeats)
+    return EngineConfig(revs=1, min_iterations=low, target_ci_pct=ci,
+                        max_iterations=low if load == SEED else max(low, max_repeats),
+                        max_time_s=max_time_s)
+
+
+def plan_for(config: EngineConfig, load: str, **shape: Any) -> LoadPlan:
+    """A case's plan: its shape (connections, requests, rate, keep-alive, ...) under the
+    run's stop rule settings (`EngineConfig`, as kv's)."""
+    return LoadPlan(load=check_load(load), repeats=config.min_iterations,
+                    max_repeats=config.max_iterations, max_time_s=config.max_time_s,
+                    target_ci_pct=config.target_ci_pct, stop_rule=config.stop_rule, **shape)
+
+
+def open_loop_shape(best: float | None, duration_s: float) -> dict[str, Any]:
+    """An open-loop case's load shape for `plan_for`: half the closed-loop maximum
+    (`best`) measured for the same stack and test earlier in the run."""
+    if not best:
+        raise CaseFailed("no closed-loop figure to set the open-loop rate from")
+    return {"rate": round(best / 2, 1), "duration_s": duration_s}
+
+
+class LoadCluster:
+    """A served workload's `--cluster`: the session opened at its preflight (each worker
+    then runs a share of every load) and closed with the workload."""
+
+    def __init__(self, spec: str | None):
+        self.spec = spec
+        self.session: ClusterSession | None = None
+
+    def open(self) -> None:
+        if self.spec and self.session is None:
+            from dbstand.distributed.session import open_cluster
+            from dbstand.distributed.spec import parse_cluster
+
+            self.session = open_cluster(parse_cluster(self.spec))
+
+    def close(self) -> None:
+        if self.session is not None:
+            session, self.session = self.session, None
+            session.close()
 
 
 def _one_run(url: str, plan: LoadPlan, cluster: ClusterSession | None = None,
@@ -70,39 +171,87 @@ def _one_run(url: str, plan: LoadPlan, cluster: ClusterSession | None = None,
                       keepalive=plan.keepalive, interval_s=plan.interval_s)
 
 
+def _warm_up(url: str, plan: LoadPlan, cluster: ClusterSession | None) -> dict[str, Any]:
+    """Warm the stack up; returns what was done and the last step's rate (requests/s),
+    which sizes the runs that follow."""
+    if cluster is not None:  # every worker reaches the URL before anything is timed
+        from dbstand.distributed.httpload import warm_up
+
+        warm_up(cluster, url, max(1, plan.warmup_requests), plan.keepalive)
+    if not plan.steady:
+        if plan.warmup_requests and cluster is None:
+            run_closed(url, 1, requests=plan.warmup_requests, keepalive=plan.keepalive,
+                       interval_s=0)
+        return {"requests": plan.warmup_requests, "rate": None}
+    step = replace(plan, requests=None, duration_s=plan.warmup_step_s, interval_s=0)
+    per_request: list[float] = []
+    spent, requests = 0.0, 0
+    began = time.perf_counter()
+    while True:
+        result = _one_run(url, step, cluster)
+        spent = time.perf_counter() - began
+        requests += result.requests
+        per_request.append(1.0 / result.successes_per_s if result.successes_per_s > 0
+                           else float("inf"))
+        if spent >= plan.max_warmup_s:
+            break
+        if spent >= plan.warmup_s and not still_faster(per_request, plan.target_ci_pct):
+            break
+    last = result.successes_per_s
+    return {"s": round(spent, 2), "steps": len(per_request), "requests": requests,
+            "rates": [round(1.0 / t, 1) if t > 0 else 0.0 for t in per_request],
+            "rate": last if last > 0 else None}
+
+
+def _run_plan(plan: LoadPlan, warm_rate: float | None) -> LoadPlan:
+    """One counted run's plan: the seed's literal count, or (steady) a closed run long
+    enough for both `min_run_s` and `requests` at `warm_rate` (the median rate seen so
+    far: one stalled warm-up step does not stretch every run)."""
+    if not plan.steady or plan.rate or plan.duration_s:
+        return plan
+    need = plan.min_run_s
+    if plan.requests and warm_rate:
+        need = max(need, 1.1 * plan.requests / warm_rate)
+    return replace(plan, requests=None, duration_s=round(need, 3))
+
+
+def _shares_a_cpu(placement: Placed) -> bool:
+    """Whether the generator was put on a CPU the stack or the database also runs on."""
+    mine = set(placement.client_cpus)
+    return any(mine & set(cpus) for role, cpus in placement.cpus.items() if role != "client")
+
+
 def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | None = None,
             alive: Any = None, cluster: ClusterSession | None = None) -> dict[str, Any]:
-    """Warm up, run the plan, and return the record's metrics (see module doc).
+    """Warm up, run the plan under its stop rule, and return the record's metrics.
 
     `alive`: a callable telling whether the stack still runs; a stack that died during
     the measurement fails the case rather than reporting the answers it gave before.
     `cluster`: an open `dbstand.distributed` session; each of its workers warms up and
-    runs its share of the connections, and the metrics gain each worker's figures.
+    runs its share of the connections, and the metrics gain each worker's figures
+    (the generator is then elsewhere: only the stack and the database are placed).
     """
-    if plan.warmup_requests and cluster is not None:
-        from dbstand.distributed.httpload import warm_up
-
-        warm_up(cluster, url, plan.warmup_requests, plan.keepalive)
-    elif plan.warmup_requests:
-        run_closed(url, 1, requests=plan.warmup_requests, keepalive=plan.keepalive,
-                   interval_s=0)
     pids = [db_pids] if isinstance(db_pids, int) else list(db_pids or [])
-    app, dbs = TreeCpu(app_pid), [TreeCpu(pid) for pid in pids]
-    runs: list[LoadResult] = []
-    shards: list[Any] = []
-    for _ in range(plan.repeats):
-        for tree in (*dbs, app):
-            tree.begin()
-        result = _one_run(url, plan, cluster, shards)
-        for tree in (app, *dbs):
-            tree.end()
-        runs.append(result)
-        if alive is not None and not alive():
-            raise CaseFailed("the stack's server died during the measurement")
-    lost = [t.lost for t in (app, *dbs) if t.lost]
-    if lost:
-        raise CaseFailed("a CPU probe lost its process: " + "; ".join(lost))
-    metrics = metrics_of(runs, plan, app, dbs)
+    parts: dict[str, list[int]] = {"stack": [app_pid], "database": pids}
+    with placed(parts, plan.pin, placement=plan.placement,
+                client=cluster is None) as placement, \
+            (no_batch_wait() if _shares_a_cpu(placement) else contextlib.nullcontext()):
+        warm = _warm_up(url, plan, cluster)
+        profile = profiles.active()
+        if profile is not None:  # the app's and the database's trees, for the counted runs
+            profile.attach("app", app_pid)
+            for pid in pids:
+                profile.attach("database", pid)
+        runs, shards, decision, sent = _counted_runs(url, plan, warm.get("rate"), app_pid,
+                                                     pids, alive, cluster)
+        if profile is not None:
+            profile.stop()
+    metrics = metrics_of(runs[0], plan, runs[1], runs[2], decision)
+    metrics["warmup"] = warm
+    # every request sent in the window, the warm-up and the runs the stop rule left out
+    # too: what a proxy on the path (network_axis.load_on_path) saw, per request
+    metrics["requests_sent"] = int(warm.get("requests") or 0) + sent
+    metrics["placement"] = placement.record()
     if cluster is not None:
         from dbstand.distributed.httpload import combine_runs
 
@@ -110,17 +259,70 @@ def measure(url: str, plan: LoadPlan, app_pid: int, db_pids: int | list[int] | N
     return metrics
 
 
-def metrics_of(runs: list[LoadResult], plan: LoadPlan, app: TreeCpu,
-               dbs: list[TreeCpu]) -> dict[str, Any]:
+def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: int,
+                  pids: list[int], alive: Any, cluster: ClusterSession | None,
+                  ) -> tuple[tuple[list[LoadResult], TreeCpu, list[TreeCpu]], list[Any],
+                             StopDecision, int]:
+    """Runs under the stop rule: (the counted runs, the stack's and the databases' CPU),
+    the cluster's shards, the decision, and the requests of every run (counted or not)."""
+    app, dbs = TreeCpu(app_pid), [TreeCpu(pid) for pid in pids]
+    seen = [warm_rate] if warm_rate else []
+    if plan.steady:
+        rule = make_stop_rule(plan.stop_rule, plan.target_ci_pct, plan.repeats,
+                              plan.max_repeats)
+    else:  # the seed's fixed repetitions; the interval still flags a wide case
+        rule = make_stop_rule("ci", plan.target_ci_pct, plan.repeats, plan.repeats)
+    runs: list[LoadResult] = []
+    shards: list[Any] = []
+    began = time.perf_counter()
+    while True:
+        for tree in (*dbs, app):
+            tree.begin()
+        run = _run_plan(plan, statistics.median(seen) if seen else None)
+        result = _one_run(url, run, cluster, shards)
+        if result.successes_per_s > 0:
+            seen.append(result.successes_per_s)
+        for tree in (app, *dbs):
+            tree.end()
+        runs.append(result)
+        if alive is not None and not alive():
+            raise CaseFailed("the stack's server died during the measurement")
+        _check_errors([result], plan)  # before a run with no answer reaches the statistics
+        times = [1.0 / r.successes_per_s if r.successes_per_s > 0 else float("inf")
+                 for r in runs]
+        # the time cap never cuts a case below its least runs: a slow page's runs are
+        # long (the seed's request count), and two of them cannot make an interval
+        out_of_time = (plan.steady and len(runs) >= plan.repeats
+                       and time.perf_counter() - began > plan.max_time_s)
+        decision = rule.decide(times, out_of_time)
+        if decision.stop:
+            break
+    lost = [t.lost for t in (app, *dbs) if t.lost]
+    if lost:
+        raise CaseFailed("a CPU probe lost its process: " + "; ".join(lost))
+    counted = runs[-len(rule.counted(times)):]
+    return (counted, app, dbs), shards, decision, sum(r.requests for r in runs)
+
+
+def _check_errors(runs: list[LoadResult], plan: LoadPlan) -> None:
+    """More failed requests than the plan allows fails the case: those runs' figures
+    would count errors as service (and a run with no answer has no rate at all)."""
     requests = sum(r.requests for r in runs)
-    successes = sum(r.successes for r in runs)
-    failed = requests - successes
+    failed = requests - sum(r.successes for r in runs)
     error_rate = failed / requests if requests else 1.0
     if error_rate > plan.max_error_rate:
-        first = runs[-1]
+        last = runs[-1]
         raise CaseFailed(f"{failed} of {requests} requests failed ({error_rate:.1%} > "
-                         f"{plan.max_error_rate:.1%}): status {dict(first.status_counts)}, "
-                         f"socket errors {first.errors.total}")
+                         f"{plan.max_error_rate:.1%}): status {dict(last.status_counts)}, "
+                         f"socket errors {last.errors.total}")
+
+
+def metrics_of(runs: list[LoadResult], plan: LoadPlan, app: TreeCpu,
+               dbs: list[TreeCpu], decision: StopDecision | None = None) -> dict[str, Any]:
+    _check_errors(runs, plan)
+    requests = sum(r.requests for r in runs)
+    successes = sum(r.successes for r in runs)
+    error_rate = (requests - successes) / requests if requests else 1.0
     rates = [r.successes_per_s for r in runs]
     times = [1.0 / x for x in rates if x > 0]  # per-request seconds: the CI is over means
     summary = summarize(times) if times else None
@@ -129,14 +331,17 @@ def metrics_of(runs: list[LoadResult], plan: LoadPlan, app: TreeCpu,
         latency.merge(r.latency())
     mean_rate = successes / sum(r.elapsed_s for r in runs) if runs else 0.0
     ci_pct = summary.ci95_pct if summary and len(times) > 1 else None
+    wide = (ci_pct is None and len(runs) > 1) or (ci_pct or 0) > plan.target_ci_pct
     out: dict[str, Any] = {
         "ops_per_s": round(mean_rate, 1),
         "ops_per_s_runs": [round(x, 1) for x in rates],
         "ops_per_s_min": round(min(rates), 1) if rates else 0.0,
         "ops_per_s_max": round(max(rates), 1) if rates else 0.0,
         "ci95_pct": round(ci_pct, 2) if ci_pct is not None else None,
-        "unstable": (ci_pct is None and plan.repeats > 1) or (ci_pct or 0) > plan.target_ci_pct,
+        "unstable": decision.unstable if decision is not None else wide,
+        "stop_reason": decision.reason if decision is not None else None,
         "repeats": len(runs),
+        "run_s": [round(r.elapsed_s, 3) for r in runs],
         "requests": requests,
         "successes": successes,
         "errors": {"non_2xx": sum(r.non_2xx for r in runs),
@@ -153,9 +358,13 @@ def metrics_of(runs: list[LoadResult], plan: LoadPlan, app: TreeCpu,
         "db_cpu_us_per_req": round(sum(d.cpu_s for d in dbs) / successes * 1e6, 2)
         if dbs and successes else None,
         "generator_cpu_s": round(sum(r.process_cpu_s for r in runs), 3),
-        "load": {"connections": plan.connections, "requests": plan.requests,
-                 "duration_s": plan.duration_s, "rate": plan.rate, "keepalive": plan.keepalive,
-                 "repeats": plan.repeats, "warmup_requests": plan.warmup_requests},
+        "load": {"load": plan.load, "connections": plan.connections,
+                 "requests": plan.requests, "duration_s": plan.duration_s, "rate": plan.rate,
+                 "keepalive": plan.keepalive, "repeats": plan.repeats,
+                 "max_repeats": plan.max_repeats if plan.steady else plan.repeats,
+                 "target_ci_pct": plan.target_ci_pct, "stop_rule": plan.stop_rule,
+                 "min_run_s": plan.min_run_s if plan.steady else None,
+                 "warmup_requests": None if plan.steady else plan.warmup_requests},
     }
     series = series_record([r.series for r in runs])
     if series is not None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dbstand.errors import UserError
-from dbstand.stacks.catalog import get_stack
 from dbstand.workloads.base import Case
+from dbstand.workloads.catalog import get_stack
 
 
 def expand_protocols(cases: list[Case], asked: list[str]) -> list[Case]:

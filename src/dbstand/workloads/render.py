@@ -3,16 +3,22 @@ the report model (its `report` entry in workloads.ENTRIES), a renderer draws it.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
+import stat
 import tempfile
+import time
 from collections.abc import Callable, Sequence
+from copy import deepcopy
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from dbstand.report.model import Report, unique_names
+from dbstand.errors import UserError
+from dbstand.report.breakdown import section as breakdown_section
+from dbstand.report.model import Link, Report, unique_names
 from dbstand.report.renderers import EXPORT_FORMATS, FORMATS, renderer
 from dbstand.results.store import ResultsFile
 
@@ -36,6 +42,9 @@ def build_report(results: ResultsFile) -> Report:
         (c.get("workload") for c in results.cases), "kv"))
     title = f"dbstand {workload} run {header.get('run_id', '?')} ({results.status})"
     report = _builder(workload)(results.cases, title)
+    breakdown = breakdown_section(results.cases)
+    if breakdown is not None:
+        report.sections.append(breakdown)
     report.header, report.status, report.complete = header, results.status, results.complete
     report.warnings = [*report.warnings, *results.warnings]
     report.environment = _environment(results.cases)
@@ -71,29 +80,90 @@ def render_terminal(results: ResultsFile, console: Console) -> None:
     print_report(build_report(results), console)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """A reader sees the old file or the whole new one, never half of it."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        from dbstand.errors import UserError
+FIFO_WAIT_S = 3.0  # how long a report waits for a reader of a FIFO named as its output
 
+
+def _write_atomic(path: Path, text: str) -> None:
+    """A reader sees the old file or the whole new one, never half of it. A symlink
+    stays a symlink (its target is written); a device, FIFO or other file that is not
+    a regular one is written through, never replaced."""
+    real = Path(os.path.realpath(path))
+    try:
+        mode = os.stat(real).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        _write_through(path, real, text, mode)
+        return
+    try:
+        real.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
+    except OSError as exc:
         raise UserError(f"cannot write {path}: {exc.strerror}") from None
     try:
         umask = os.umask(0)
         os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; an export is for sharing
+        os.fchmod(fd, (mode if mode is not None else 0o666 & ~umask) & 0o7777)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-        os.replace(tmp, path)
+        os.replace(tmp, real)
     except BaseException as exc:
         os.unlink(tmp)
         if isinstance(exc, OSError):  # a full disk: one line, the results file is safe
-            from dbstand.errors import UserError
-
             raise UserError(f"cannot write {path}: {exc.strerror}") from None
         raise
+
+
+def _rebased(report: Report, results_dir: Path, out_dir: Path) -> Report:
+    """The report with its file links (flame graphs beside the results) made relative
+    to the folder the rendered file goes to."""
+    if results_dir.resolve() == out_dir.resolve():
+        return report
+    copy = deepcopy(report)
+    for table in copy.tables():
+        for row in table.links:
+            for key, links in row.items():
+                row[key] = [Link(link.label, os.path.relpath(results_dir / link.href, out_dir))
+                            for link in links]
+    return copy
+
+
+def _write_through(path: Path, real: Path, text: str, mode: int) -> None:
+    """Write into a device or FIFO as it is (a FIFO waits a little for a reader)."""
+    if stat.S_ISDIR(mode):
+        raise UserError(f"cannot write {path}: it is a folder")
+    data = text.encode("utf-8")
+    try:
+        if stat.S_ISFIFO(mode):
+            fd = _open_fifo(path, real)
+        else:
+            fd = os.open(real, os.O_WRONLY | os.O_NOCTTY)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _open_fifo(path: Path, real: Path) -> int:
+    """A FIFO opened for writing, once a reader has it open (at most FIFO_WAIT_S)."""
+    deadline = time.monotonic() + FIFO_WAIT_S
+    while True:
+        try:
+            fd = os.open(real, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # ENXIO: nobody reads it yet
+                raise
+            if time.monotonic() >= deadline:
+                raise UserError(f"cannot write {path}: it is a FIFO and nothing read from it "
+                                f"within {FIFO_WAIT_S:g} s") from None
+            time.sleep(0.05)
+            continue
+        os.set_blocking(fd, True)
+        return fd
 
 
 def write_report(results: ResultsFile, path: Path, format: str = "html") -> None:
@@ -106,6 +176,7 @@ def write_exports(results: ResultsFile, exports: Sequence[tuple[str, Path]]) -> 
     if not exports:
         return
     report = build_report(results)
-    texts = [(path, renderer(format)(report)) for format, path in exports]
+    texts = [(path, renderer(format)(_rebased(report, results.path.parent, path.parent)))
+             for format, path in exports]
     for path, text in texts:
         _write_atomic(path, text)

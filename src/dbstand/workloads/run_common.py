@@ -12,6 +12,7 @@ import typer
 
 from dbstand.console import console, split_list
 from dbstand.errors import UserError
+from dbstand.profiles import PROFILE_HELP
 from dbstand.report.renderers import EXPORT_FORMATS
 
 if TYPE_CHECKING:
@@ -22,23 +23,37 @@ if TYPE_CHECKING:
 
 DEFAULT_TARGET = "sqlite://"
 
+DbRtt = Annotated[str | None, typer.Option(
+    "--db-rtt", help="Round-trip times between client and database, e.g. 0,0.2ms,1ms: 0 "
+    "is the direct path; any other value runs the cases through a managed Toxiproxy "
+    "adding that RTT (half each way) and adds a 'proxy, 0 ms' row (docs/network.md)")]
+
+AppRtt = Annotated[str | None, typer.Option(
+    "--app-rtt", help="Round-trip times between the load generator and the stack, e.g. "
+    "0,0.2ms,1ms: as --db-rtt, for the HTTP hop (docs/network.md)")]
+
 Output = Annotated[Path | None, typer.Option("--output", "-o",
                    help="Results file (JSON Lines); default results/<time>-<workload>.jsonl")]
-def _check_html(path: Path | None) -> Path | None:
+def _check_path(path: Path, option: str) -> None:
     """A report path that cannot be written is refused before the run, not after."""
-    if path is not None:
-        from dbstand.results.store import check_output_path
+    from dbstand.results.store import check_output_path
 
-        try:
-            check_output_path(path, "--html")
-        except UserError as exc:
-            raise typer.BadParameter(str(exc).removeprefix("--html "),
-                                     param_hint="--html") from None
+    try:
+        check_output_path(path, option)
+    except UserError as exc:
+        raise typer.BadParameter(str(exc).removeprefix(f"{option} "),
+                                 param_hint=option) from None
+
+
+def _check_html(path: Path | None) -> Path | None:
+    if path is not None:
+        _check_path(path, "--html")
     return path
 
 
 Html = Annotated[Path | None, typer.Option("--html", callback=_check_html,
                                            help="Also write the HTML report here")]
+Profile = Annotated[bool, typer.Option("--profile", help=PROFILE_HELP)]
 
 
 def parse_exports(values: list[str] | None) -> list[tuple[str, Path]]:
@@ -58,15 +73,35 @@ def parse_exports(values: list[str] | None) -> list[tuple[str, Path]]:
 
 
 def _check_exports(values: list[str] | None) -> list[str] | None:
-    from dbstand.results.store import check_output_path
+    from dbstand.results.store import check_distinct_outputs, check_output_path
 
-    for _, path in parse_exports(values):
+    pairs = parse_exports(values)
+    for _, path in pairs:
         try:
             check_output_path(path, "--export")
         except UserError as exc:
             raise typer.BadParameter(str(exc).removeprefix("--export "),
                                      param_hint="--export") from None
+    check_distinct_outputs([("--export", path) for _, path in pairs])
     return values
+
+
+def named_outputs(html: Path | None, export: list[str] | None) -> list[tuple[str, Path]]:
+    """The report and export paths of a command, named by their options."""
+    named = [("--html", html)] if html is not None else []
+    return named + [("--export", path) for _, path in parse_exports(export)]
+
+
+def results_path(output: Path | None, html: Path | None, export: list[str] | None,
+                 workload: str) -> Path:
+    """The run's results file (given or the default), refused before measuring when a
+    report or an export names it too: writing those would destroy the measurements."""
+    from dbstand.results.store import check_distinct_outputs
+    from dbstand.workloads.execution import default_output
+
+    path = output or default_output(workload)
+    check_distinct_outputs([("the results file", path), *named_outputs(html, export)])
+    return path
 
 
 Export = Annotated[list[str] | None, typer.Option(
@@ -113,3 +148,18 @@ def run_targets(text: str | None) -> Iterator[list[TargetURL]]:
     from dbstand.targets.url import parse_target_url
 
     yield [parse_target_url(t) for t in split_list(text or DEFAULT_TARGET, "--target")]
+
+
+def default_stacks(targets: list[TargetURL], workload: str) -> list[str]:
+    """The stacks a run of `workload` uses when --stack is not given: each target
+    kind's own (its descriptor's `default_stacks`), in order, once each."""
+    from dbstand.targets.kinds import get_kind
+
+    stacks: list[str] = []
+    for target in targets:
+        for name in get_kind(target.kind).default_stacks.get(workload, ()):
+            if name not in stacks:
+                stacks.append(name)
+    if not stacks:
+        raise UserError("no default stack for these targets: name one with --stack")
+    return stacks

@@ -17,9 +17,11 @@ from dbstand.report.model import (
     Bar,
     BarChart,
     DotChart,
+    Link,
     Measurement,
     Report,
     SeriesPoint,
+    StackedBarChart,
     Table,
     series_runs,
 )
@@ -72,8 +74,10 @@ def _table(table: Table, chart_anchor: str = "") -> str:
     head = "".join(f"<th>{_esc(c.title)}</th>" for c in table.columns)
     body = []
     for i, row in enumerate(table.rows):
-        cells = "".join(f'<td class="{"n" if c.numeric else ""}">{_esc(row.get(c.key, ""))}'
-                        "</td>" for c in table.columns)
+        links = table.links[i] if i < len(table.links) else {}
+        cells = "".join(f'<td class="{"n" if c.numeric else ""}">'
+                        + (_cell_links(links[c.key]) if c.key in links
+                           else _esc(row.get(c.key, ""))) + "</td>" for c in table.columns)
         row_id = table.row_anchors[i] if i < len(table.row_anchors) else ""
         ident = f' id="{_esc(row_id)}"' if row_id else ""
         body.append(f'<tr{ident} class="{table.style(i) or ""}">{cells}</tr>')
@@ -85,6 +89,33 @@ def _table(table: Table, chart_anchor: str = "") -> str:
     # the id sits on the box itself: a table without a title is still a link target
     return (f'{title}<div class="scroll"{anchor}><table><tr>{head}</tr>{"".join(body)}'
             f"</table></div>{caption}")
+
+
+def _cell_links(links: list[Link]) -> str:
+    return ", ".join(f'<a href="{_esc(link.href)}">{_esc(link.label)}</a>' for link in links)
+
+
+def stacked_chart(chart: StackedBarChart) -> str:
+    """One bar per case, tiers stacked left to right, 100% = every CPU of the machine."""
+    colors = dict(zip(chart.tiers, palette(len(chart.tiers)), strict=True))
+    legend = " ".join(f'<span style="display:inline-block;width:.9em;height:.9em;'
+                      f'background:{colors[t]}"></span> {_esc(t)}' for t in chart.tiers)
+    rows = []
+    for bar in chart.bars:
+        parts = "".join(f'<div title="{_esc(t)} {share:.1%}" style="width:{share * 100:.2f}%;'
+                        f'background:{colors.get(t, "#999")}"></div>'
+                        for t, share in bar.parts)
+        label = (f'<a href="#{_esc(bar.anchor)}">{_esc(bar.label)}</a>' if bar.anchor
+                 else _esc(bar.label))
+        total = sum(share for _, share in bar.parts)
+        rows.append(f'<tr><td>{label}</td><td style="width:60%"><div style="display:flex;'
+                    f'height:1.1em;background:#eee">{parts}</div></td>'
+                    f'<td class="n">{total:.0%}</td></tr>')
+    anchor = f' id="{_esc(chart.anchor)}"' if chart.anchor else ""
+    note = f'<p class="meta">{_esc(chart.note)}</p>' if chart.note else ""
+    return (f'<h3{anchor}>{_esc(chart.title)}</h3><p class="meta">{legend}</p>'
+            f'<div class="scroll" style="width:100%"><table style="width:100%">'
+            f'{"".join(rows)}</table></div>{note}')
 
 
 def _link(anchor: str) -> str:
@@ -637,6 +668,8 @@ def render(report: Report) -> str:
                 parts.append(bar_chart(block))
             elif isinstance(block, DotChart):
                 parts.append(dot_chart(block))
+            elif isinstance(block, StackedBarChart):
+                parts.append(stacked_chart(block))
             else:
                 parts.append(f"<p>{_esc(block)}</p>")
     parts.append(series_section(report))

@@ -15,22 +15,20 @@ user (with the PostgreSQL backend FerretDB uses the URL's credentials).
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
 import pwd
 import re
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from dbstand.errors import ServerError
+from dbstand.targets.gobuild import GoProgram, reachable_copy
 from dbstand.targets.managed import (
+    LOOPBACK,
     ManagedServer,
     ServerRecord,
     chown_tree,
@@ -40,118 +38,28 @@ from dbstand.targets.managed import (
 )
 from dbstand.targets.url import parse_target_url
 
-#: the Go program that embeds FerretDB (main.go, go.mod, go.sum)
-SOURCE_DIR = Path(__file__).resolve().parent / "ferretdb"
-SOURCE_FILES = ("go.mod", "go.sum", "main.go")
+#: the Go program that embeds FerretDB (main.go, go.mod, go.sum), built and cached once
+PROGRAM = GoProgram("ferretdb", "FerretDB", Path(__file__).resolve().parent / "ferretdb",
+                    "DBSTAND_FERRETDB_BIN")
 
 BACKENDS = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
 DEFAULT_SETTINGS: dict[str, Any] = {"backend": "sqlite", "log_level": "warn"}
 KNOWN_SETTINGS = ("backend", "postgresql_url", "log_level")
 
-BUILD_TIMEOUT_S = 1200.0
 _GO_FRAMES = re.compile(r"^(\[[^\]]*\]\s*)+")
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
 
 
-def cache_root() -> Path:
-    """Where built programs are kept: `$DBSTAND_CACHE`, else `$XDG_CACHE_HOME/dbstand`,
-    else `~/.cache/dbstand` (the stacks' build cache follows the same rule)."""
-    root = os.environ.get("DBSTAND_CACHE")
-    if root:
-        return Path(root)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return Path(xdg) / "dbstand" if xdg else Path.home() / ".cache" / "dbstand"
-
-
-def source_digest() -> str:
-    """Hash of the Go sources: a changed pin or wrapper gets a fresh build."""
-    digest = hashlib.sha256()
-    for name in SOURCE_FILES:
-        digest.update(name.encode() + b"\0" + (SOURCE_DIR / name).read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
-
-
-#: where Go's own tarball installs it (often not on PATH for services and sudo)
-GO_FALLBACKS = ("/usr/local/go/bin/go",)
-
-
-def find_go() -> str:
-    """The `go` command: $DBSTAND_GO, else PATH, else the tarball's /usr/local/go."""
-    for candidate in (os.environ.get("DBSTAND_GO"), shutil.which("go"), *GO_FALLBACKS):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    raise ServerError(
-        "building FerretDB needs the Go toolchain (go >= 1.22) and `go` was not found: "
-        "install it from https://go.dev/dl (Debian 12's golang-go is 1.19, too old) or set "
-        "DBSTAND_GO to its path")
-
-
 def ferretdb_binary(*, quiet: bool = False) -> Path:
-    """The FerretDB program, built on first use into the cache folder.
-
-    $DBSTAND_FERRETDB_BIN names a ready-made one instead. The build goes into a temp
-    folder beside the cache entry, renamed into place only when it succeeded, under
-    a lock so that two dbstand processes do not build it twice.
-    """
-    override = os.environ.get("DBSTAND_FERRETDB_BIN")
-    if override:
-        if not os.access(override, os.X_OK):
-            raise ServerError(f"DBSTAND_FERRETDB_BIN={override} is not an executable file")
-        return Path(override)
-    root = cache_root()
-    final = root / f"ferretdb-{source_digest()}"
-    binary = final / "ferretdb"
-    if binary.is_file():
-        return binary
-    go = find_go()
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / "ferretdb.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if binary.is_file():  # built by another process while we waited
-            return binary
-        if not quiet:
-            print("building FerretDB with the Go toolchain (once; a few CPU-minutes)...",
-                  flush=True)
-        work = Path(tempfile.mkdtemp(prefix=f"{final.name}.tmp-", dir=root))
-        try:
-            _go_build(go, work / "ferretdb")
-            os.chmod(work, 0o755)
-            os.rename(work, final)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    return binary
-
-
-def _go_build(go: str, output: Path) -> None:
-    # read-only module mode: the pins in go.sum are the whole truth, and the source
-    # folder (perhaps in site-packages) is never written
-    argv = [go, "build", "-mod=readonly", "-trimpath", "-buildvcs=false", "-o", str(output),
-            "."]
-    env = {**os.environ, "CGO_ENABLED": "0"}
-    try:
-        proc = subprocess.run(argv, cwd=SOURCE_DIR, env=env, capture_output=True, text=True,
-                              timeout=BUILD_TIMEOUT_S, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise ServerError(f"building FerretDB timed out after {BUILD_TIMEOUT_S:.0f} s") from None
-    except OSError as exc:
-        raise ServerError(f"cannot run {go}: {exc.strerror}") from None
-    if proc.returncode != 0 or not output.is_file():
-        lines = [line for line in (proc.stderr or proc.stdout).splitlines() if line.strip()]
-        raise ServerError(f"building FerretDB failed: {lines[-1] if lines else 'no output'}")
+    """The FerretDB program, built on first use into the cache folder
+    ($DBSTAND_FERRETDB_BIN names a ready-made one instead)."""
+    return PROGRAM.binary(quiet=quiet)
 
 
 def ferretdb_version(binary: Path) -> str:
     """"FerretDB 1.24.0", as the program reports the module it was built from."""
-    try:
-        out = subprocess.run([str(binary), "-version"], capture_output=True, text=True,
-                             timeout=30, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ServerError(f"cannot run {binary}: {exc}") from None
-    text = out.stdout.strip()
-    if out.returncode != 0 or not text.startswith("FerretDB "):
-        raise ServerError(f"{binary} is not dbstand's FerretDB program")
-    return text
+    return PROGRAM.version(binary)
 
 
 class ManagedFerretDB(ManagedServer):
@@ -172,6 +80,9 @@ class ManagedFerretDB(ManagedServer):
         backend = str(settings["backend"])
         if backend not in BACKENDS:
             raise ServerError(f"FerretDB backend {backend!r}: use sqlite or postgresql")
+        if self.bind != LOOPBACK:  # ferretdb/main.go listens on 127.0.0.1 only
+            raise ServerError(f"the managed FerretDB listens on {LOOPBACK} only, not "
+                              f"{self.bind}")
         built = ferretdb_binary()
         version = ferretdb_version(built)
         log_path = base_dir / "server.log"
@@ -228,20 +139,9 @@ class ManagedFerretDB(ManagedServer):
         )
 
     def _reachable_binary(self, built: Path, base_dir: Path) -> Path:
-        """The program as the service user can run it.
-
-        The cache sits in the invoking user's home, which another account may not
-        enter (root's is 0700): a hard link (or copy) in the temp dir serves instead.
-        Made after chown_tree, so the cached program keeps its owner.
-        """
-        if self.run_as is None:
-            return built
-        local = base_dir / "ferretdb"
-        try:
-            os.link(built, local)
-        except OSError:
-            shutil.copy2(built, local)
-        return local
+        """The program as the service user can run it (the cache may sit in a home
+        the service user cannot enter)."""
+        return built if self.run_as is None else reachable_copy(built, base_dir)
 
     def _stop(self, record: ServerRecord) -> None:
         pid = record.pid

@@ -7,6 +7,10 @@ KIND = TargetKind(
     default_port=3306,
     admin_stacks=("pymysql", "mysqlclient", "mysql-connector-python"),
     managed="dbstand.targets.mysql.managed:ManagedMariaDB",
-    statements="dbstand.probes.statements:MysqlComCounters",
+    statements="com_counters",
     speaks_first=True, greeting="dbstand.targets.greeting:is_mysql",
+    run_lock="dbstand.targets.mysql.lock:hold",
+    paramstyle="format",
+    default_stacks={"kv": ("pymysql",), "batch": ("pymysql", "mysqlclient"),
+                    "python": ("pymysql",), "script": ("pymysql",)},
 )

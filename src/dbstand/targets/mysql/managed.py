@@ -4,10 +4,12 @@ The managed server is Debian's MariaDB (`mariadb-server`): `mariadb-install-db` 
 a temp dir, then `mariadbd` started directly with a generated my.cnf, so that the
 machine's /etc/mysql configuration and any system service play no part.
 
-Accounts: `dbstand`@`127.0.0.1` (and @`localhost`) with the random password and all
-privileges on the `dbstand` database; `root` exists only @`localhost`, which under
-skip-name-resolve matches the unix socket in the temp dir and never TCP. Root logs
-in as the OS root (unix_socket) or with the password kept in `admin.cnf` there.
+Accounts: `dbstand`@`127.0.0.1` (and @`localhost`; @`%` too on a bind address that is
+not loopback, which only a network namespace of the caller's own allows) with the
+random password and all privileges on the `dbstand` database; `root` exists only
+@`localhost`, which under skip-name-resolve matches the unix socket in the temp dir
+and never TCP. Root logs in as the OS root (unix_socket) or with the password kept in
+`admin.cnf` there.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from dbstand.errors import ServerError
 from dbstand.targets.managed import (
+    LOOPBACK,
     ManagedServer,
     ServerRecord,
     chown_tree,
@@ -79,7 +82,8 @@ def find_binaries() -> tuple[Path, Path]:
 
 
 class ManagedMariaDB(ManagedServer):
-    """A throwaway MariaDB server on 127.0.0.1 with database and user `dbstand`."""
+    """A throwaway MariaDB server on its bind address (127.0.0.1 unless given) with
+    database and user `dbstand`."""
 
     kind = "mysql"
     service_users = ("mysql", "dbstand")
@@ -98,7 +102,7 @@ class ManagedMariaDB(ManagedServer):
 
         fixed = {
             "datadir": data, "socket": sock, "pid-file": base_dir / "mysqld.pid",
-            "log-error": log_path, "port": self.port, "bind-address": "127.0.0.1",
+            "log-error": log_path, "port": self.port, "bind-address": self.bind,
             "skip-name-resolve": True,
         }
         settings = {**DEFAULT_SETTINGS, **self.settings}
@@ -115,7 +119,7 @@ class ManagedMariaDB(ManagedServer):
         # install-db records the host name for root's proxy grant; skip-name-resolve
         # would warn about it at every start
         extra_sql.write_text("DELETE FROM mysql.proxies_priv WHERE Host <> 'localhost';\n")
-        init_sql.write_text(_init_sql(self.password, root_password))
+        init_sql.write_text(_init_sql(self.password, root_password, self.bind != LOOPBACK))
         log_path.touch()
         for path in (cnf, admin_cnf, init_sql):
             os.chmod(path, 0o600)
@@ -134,7 +138,7 @@ class ManagedMariaDB(ManagedServer):
             except OSError as exc:
                 raise ServerError(f"cannot start {mariadbd}: {exc.strerror}") from None
         try:
-            _wait_ready(self.port, self._proc, log_path, START_TIMEOUT_S)
+            _wait_ready(self.port, self._proc, log_path, START_TIMEOUT_S, self.bind)
         except BaseException:
             stop_process(self._proc.pid, self._proc, sig=signal.SIGKILL)
             raise
@@ -143,7 +147,7 @@ class ManagedMariaDB(ManagedServer):
         recorded = {k: str(v) for k, v in {**fixed, **settings}.items()}
         return ServerRecord(
             kind=self.kind, pid=self._proc.pid, port=self.port,
-            url=f"mysql://dbstand@127.0.0.1:{self.port}/dbstand",
+            url=f"mysql://dbstand@{self.bind}:{self.port}/dbstand",
             password=self.password, base_dir=str(base_dir), log_path=str(log_path),
             run_as=self.run_as, settings=recorded,
         )
@@ -234,11 +238,12 @@ def _sql_str(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def _init_sql(password: str, root_password: str) -> str:
-    """Run by mariadbd before it serves its first client (`--init-file`)."""
+def _init_sql(password: str, root_password: str, any_host: bool = False) -> str:
+    """Run by mariadbd before it serves its first client (`--init-file`); `any_host`:
+    `dbstand` may log in from any address (a bind address in the caller's namespace)."""
     pw, root_pw = _sql_str(password), _sql_str(root_password)
     lines = ["CREATE DATABASE IF NOT EXISTS `dbstand`;"]
-    for host in ("127.0.0.1", "localhost"):
+    for host in ("127.0.0.1", "localhost", *(("%",) if any_host else ())):
         # explicit plugin: every MySQL driver (PyMySQL included) speaks it
         lines.append(f"CREATE OR REPLACE USER 'dbstand'@'{host}' "
                      f"IDENTIFIED VIA mysql_native_password USING PASSWORD({pw});")
@@ -256,14 +261,15 @@ def _user_args(user: str | None) -> dict[str, Any]:
     return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
 
 
-def _wait_ready(port: int, proc: subprocess.Popen, log_path: Path, timeout_s: float) -> None:
+def _wait_ready(port: int, proc: subprocess.Popen, log_path: Path, timeout_s: float,
+                host: str = LOOPBACK) -> None:
     """Wait for mariadbd's protocol greeting; one clear line with the log's reason if none.
 
     A listening port is not enough: mariadbd binds before it has run the init file,
     and only greets clients after.
     """
     try:
-        packet = read_greeting(port, timeout_s, proc)
+        packet = read_greeting(port, timeout_s, proc, host)
     except ServerError as exc:
         raise ServerError(f"MariaDB server did not start ({exc}): "
                           f"{last_log_line(log_path)}") from None
@@ -272,7 +278,7 @@ def _wait_ready(port: int, proc: subprocess.Popen, log_path: Path, timeout_s: fl
     if len(packet) > 7 and packet[4] == 0xFF:  # an error packet instead of a greeting
         message = packet[7:].decode(errors="replace").lstrip("#")
         raise ServerError(f"MariaDB server refused connections: {message}")
-    raise ServerError(f"something other than our MariaDB server answers on 127.0.0.1:{port}")
+    raise ServerError(f"something other than our MariaDB server answers on {host}:{port}")
 
 
 def _is_our_server(pid: int, base_dir: str) -> bool:
@@ -284,24 +290,3 @@ def _is_our_server(pid: int, base_dir: str) -> bool:
     except OSError:
         return True  # no /proc: trust the record
     return f"--defaults-file={base_dir}/" in cmdline
-
-
-def connect_args(target: Any) -> dict[str, Any]:
-    """Host, port, user, password and database of a mysql:// URL, as most MySQL drivers
-    name them (drivers/endpoint.py; a database is required: dbstand creates its tables
-    there, never in a default one), plus PyMySQL's read and write time limits.
-
-    The server's greeting is read first (drivers/mysql_greeting.py): code that builds
-    its own connections from these arguments (an ORM's pool in the parking service)
-    learns at once, in one line, that the port accepts but never speaks, instead of
-    hanging on its first request.
-    """
-    from dbstand.drivers import read_timeout_s
-    from dbstand.drivers.endpoint import endpoint
-    from dbstand.drivers.mysql_greeting import check_greeting
-
-    e = endpoint(target, database_required=True)
-    check_greeting(target, e)
-    return {"host": e.host, "port": e.port, "user": e.user, "password": e.password,
-            "database": e.database, "read_timeout": read_timeout_s(),
-            "write_timeout": read_timeout_s()}

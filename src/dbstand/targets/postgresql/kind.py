@@ -8,5 +8,9 @@ KIND = TargetKind(
     default_port=5432, default_user="postgres",
     admin_stacks=("psycopg", "psycopg2", "pg8000"),
     managed="dbstand.targets.postgresql.managed:ManagedPostgres",
-    statements="dbstand.probes.statements:PgStatStatements",
+    statements="pg_stat_statements",
+    run_lock="dbstand.targets.postgresql.lock:hold",
+    paramstyle="format",
+    default_stacks={"kv": ("psycopg",), "batch": ("psycopg2", "psycopg", "asyncpg"),
+                    "python": ("psycopg",), "script": ("psycopg", "pgbench")},
 )

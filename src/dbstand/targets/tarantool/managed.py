@@ -103,7 +103,8 @@ def space_options(version: str, settings: Mapping[str, Any] | None = None) -> di
 
 
 class ManagedTarantool(ManagedServer):
-    """A throwaway Tarantool on 127.0.0.1 with user `dbstand`, settings as the study."""
+    """A throwaway Tarantool on its bind address (127.0.0.1 unless given) with user
+    `dbstand`, settings as the study."""
 
     kind = "tarantool"
     service_users = ()  # runs as whoever runs dbstand, root included
@@ -127,7 +128,7 @@ class ManagedTarantool(ManagedServer):
         for name in cfg:
             if not _IDENTIFIER.match(name) or name in fixed or name == "listen":
                 raise ServerError(f"bad or reserved Tarantool setting {name!r}")
-        listen = f"127.0.0.1:{self.port}"
+        listen = f"{self.bind}:{self.port}"
         script = base_dir / "init.lua"
         script.write_text(_init_script({**fixed, **cfg}, listen))
         # TT_* variables would override box.cfg (Tarantool >= 2.8): the instance
@@ -145,7 +146,7 @@ class ManagedTarantool(ManagedServer):
                 raise ServerError(f"cannot start {binary}: {exc.strerror}") from None
         try:
             # the script listens last, after the user exists: a greeting means ready
-            greeting = read_greeting(self.port, START_TIMEOUT_S, self._proc)
+            greeting = read_greeting(self.port, START_TIMEOUT_S, self._proc, self.bind)
             if not greeting.startswith(b"Tarantool"):
                 raise ServerError(f"something other than our Tarantool answers on {listen}")
         except ServerError as exc:
@@ -157,7 +158,7 @@ class ManagedTarantool(ManagedServer):
             raise
         return ServerRecord(
             kind=self.kind, pid=self._proc.pid, port=self.port,
-            url=f"tarantool://dbstand@127.0.0.1:{self.port}",
+            url=f"tarantool://dbstand@{self.bind}:{self.port}",
             password=self.password, base_dir=str(base_dir), log_path=str(log_path),
             run_as=None,
             settings={"listen": listen, **space_settings, **cfg},

@@ -9,7 +9,7 @@ execute, create and drop grants; the managed instance's `dbstand` user has them)
 The registry is recognised by a mark, not by its format: dbstand puts a tuple
 naming the registry itself (workload `REGISTRY_MARK`) in it when it creates it.
 Registries of older versions, without the mark, are read only when they hold tuples
-and every one is a tuple dbstand writes (sql/ownership.py's `legacy_rows_ok`).
+and every one is a tuple dbstand writes (targets/prefix.py's `legacy_rows_ok`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from dbstand.errors import OwnershipError
-from dbstand.sql.ownership import check_prefix, legacy_rows_ok
+from dbstand.targets.prefix import check_prefix, legacy_rows_ok, not_our_registry, not_ours
 
 REGISTRY_FORMAT = ("name", "workload", "created_at")
 REGISTRY_MARK = "dbstand-registry"
@@ -103,17 +103,13 @@ class TarantoolOwnership:
         state, rows = self._eval(_REGISTRY_STATE, self.registry, REGISTRY_MARK)[:2]
         if state == "unmarked" and not legacy_rows_ok([tuple(r) for r in rows or []],
                                                        self.prefix):
-            raise OwnershipError(
-                f"space {self.registry} exists but is not dbstand's registry: refusing to "
-                "touch it (use another --prefix)")
+            raise not_our_registry("space", self.registry)
 
     def check(self, space: str) -> None:
         """Refuse early (before any run starts) if `space` is someone else's."""
         self._check_registry()
         if self.exists(space) and not self.owns(space):
-            raise OwnershipError(
-                f"space {space} exists and was not created by dbstand: refusing to touch "
-                "it (rename it, or give dbstand another --prefix)")
+            raise not_ours("space", space)
 
     def create_kv(self, space: str, options: dict[str, Any], workload: str = "kv") -> int:
         """(Re)create the kv space with `options` (engine, temporary...); return its id."""

@@ -65,30 +65,26 @@ class BatchApi:
         return self.name.startswith(LIMIT_PREFIX)
 
 
-_SERVER_SIDE_FORMS = {
-    "postgresql": "one statement over generate_series(0, N-1): INSERT ... SELECT, "
-                  "UPDATE ... FROM, DELETE ... USING, joined on the key",
-    "mysql": "one statement over MariaDB's seq_0_to_N sequence table: INSERT ... SELECT, "
-             "UPDATE ... JOIN, DELETE ... JOIN on the key",
-    "sqlite": "one statement over a recursive CTE 0..N-1: INSERT ... SELECT, UPDATE ... FROM, "
-              "DELETE ... WHERE f_key IN",
+#: the native loaders' limit rows (a database's `BatchSql.loader`): whether their
+#: command-line client is installed here, and what they do
+NATIVE_LOADERS: dict[str, tuple[Callable[[], Any], BatchApi]] = {
+    "psql-copy": (psql_binary, BatchApi(PSQL_COPY, ("insert",), "psql \\copy FROM a CSV file "
+                                        "(psql start and login included)")),
+    "load-data": (mariadb_binary, BatchApi(LOAD_DATA, ("insert",),
+                                           "LOAD DATA LOCAL INFILE through the mariadb client "
+                                           "(client start and login included)")),
 }
 
 
 def limit_apis(kind: str) -> tuple[BatchApi, ...]:
     """The limit rows for a target kind: the server alone, and the native loader if
     its command-line client is installed here."""
-    kind = dialect_for(kind).kind
-    out = []
-    if kind in _SERVER_SIDE_FORMS:
-        out.append(BatchApi(SERVER_SIDE, OPS, _SERVER_SIDE_FORMS[kind]))
-    if kind == "postgresql" and psql_binary():
-        out.append(BatchApi(PSQL_COPY, ("insert",),
-                            "psql \\copy FROM a CSV file (psql start and login included)"))
-    if kind == "mysql" and mariadb_binary():
-        out.append(BatchApi(LOAD_DATA, ("insert",),
-                            "LOAD DATA LOCAL INFILE through the mariadb client "
-                            "(client start and login included)"))
+    sql = batch_sql(dialect_for(kind).kind)
+    out = [BatchApi(SERVER_SIDE, OPS, sql.server_side_form)]
+    if sql.loader is not None:
+        installed, api = NATIVE_LOADERS[sql.loader]
+        if installed():
+            out.append(api)
     return tuple(out)
 
 

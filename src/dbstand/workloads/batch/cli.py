@@ -9,8 +9,8 @@ import typer
 from dbstand.console import console, redacted_argv, split_ints, split_list
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
-from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
-from dbstand.stacks.catalog import STACKS
+from dbstand.targets.kinds import get_kind
+from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.batch.api import OPS
 from dbstand.workloads.batch.options import (
@@ -20,18 +20,25 @@ from dbstand.workloads.batch.options import (
     BatchOptions,
 )
 from dbstand.workloads.batch.workload import DEFAULT_ROWS, BatchWorkload, build_cases
-from dbstand.workloads.execution import RunRequest, default_output, execute
-from dbstand.workloads.run_common import Export, Html, Output, finish, run_targets
-
-#: the stacks run when --stack is not given, per target kind (those installed)
-DEFAULT_STACKS = {"sqlite": ("sqlite3",), "postgresql": ("psycopg2", "psycopg", "asyncpg"),
-                  "mysql": ("pymysql", "mysqlclient")}
+from dbstand.workloads.catalog import STACKS
+from dbstand.workloads.execution import RunRequest, execute
+from dbstand.workloads.network_axis import db_paths, with_paths
+from dbstand.workloads.run_common import (
+    DbRtt,
+    Export,
+    Html,
+    Output,
+    Profile,
+    finish,
+    results_path,
+    run_targets,
+)
 
 
 def default_stacks(targets: list[TargetURL]) -> list[str]:
     stacks: list[str] = []
     for target in targets:
-        for name in DEFAULT_STACKS.get(target.kind, ()):
+        for name in get_kind(target.kind).default_stacks.get("batch", ()):
             spec = STACKS.get(name)
             if spec is not None and spec.installed and name not in stacks:
                 stacks.append(name)
@@ -88,9 +95,11 @@ def run_batch(
     prefix: Annotated[str, typer.Option(help="Prefix of the tables dbstand owns")]
         = DEFAULT_PREFIX,
     keep: Annotated[bool, typer.Option(help="Keep the table after each case")] = False,
+    db_rtt: DbRtt = None,
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
 ) -> None:
     """batch: N rows inserted, updated or deleted in one batch per API, COMMIT included;
     ranked per operation, next to the native limit, with a scaling verdict."""
@@ -101,7 +110,7 @@ def run_batch(
     check_prefix(prefix)
     options = BatchOptions(page_size=page_size, large_rows=large_rows,
                            large_repeats=large_repeats, analyze=analyze, prefix=prefix,
-                           keep=keep, baseline=baseline)
+                           keep=keep, baseline=baseline, profile=profile)
     ops = split_list(op, "--op")
     apis = split_list(api, "--api")
     row_counts = split_ints(rows, "--rows")
@@ -114,8 +123,10 @@ def run_batch(
                             notes=notes)
         for note in notes:
             console.print(f"[yellow]note:[/] {note}")
+        cases = with_paths(cases, db_paths(db_rtt, targets))
         results = execute(RunRequest(workload, cases, config,
-                                     output or default_output("batch"), redacted_argv()),
+                                     results_path(output, html, export, "batch"),
+                                     redacted_argv()),
                           console)
     finish(results, html, export)
 

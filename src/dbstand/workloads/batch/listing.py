@@ -5,9 +5,9 @@ from __future__ import annotations
 from rich.table import Table
 
 from dbstand.console import split_list
-from dbstand.stacks.catalog import STACKS, get_stack
 from dbstand.workloads.batch.api import limit_apis
 from dbstand.workloads.batch.workload import client_class
+from dbstand.workloads.catalog import STACKS, get_stack
 
 
 def apis_table(stacks: str | None) -> Table:

@@ -10,12 +10,14 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from dbstand.profiles import profile_param
+
 DEFAULT_PAGE_SIZE = 100        # the study's page_size (psycopg2's default)
 MAX_PAGE_SIZE = 10_000         # 2 parameters a row: stays under every driver's limit
 DEFAULT_LARGE_ROWS = 50_000
 DEFAULT_LARGE_REPEATS = 3
 #: settings of the whole run, not of a case (kept out of the cases' params)
-RUN_WIDE = frozenset({"baseline"})
+RUN_WIDE = frozenset({"baseline", "profile"})
 
 
 @dataclass(frozen=True)
@@ -30,14 +32,17 @@ class BatchOptions:
     keep: bool = False
     #: `--baseline [STACK:]API`: what every api is compared with (recorded per case)
     baseline: str | None = None
+    #: `--profile`: sample the measured trees (dbstand.profiles); a case param when set
+    profile: bool = False
 
     def params(self) -> dict[str, Any]:
         """What each case records of them (the run-wide baseline is in its metrics)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                if f.name not in RUN_WIDE}
+        return {**{f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                   if f.name not in RUN_WIDE}, **profile_param(self.profile)}
 
     @classmethod
     def of_case(cls, params: dict[str, Any]) -> BatchOptions:
         """The options a case was built with, from its params."""
         names = {f.name for f in dataclasses.fields(cls)} - RUN_WIDE
-        return cls(**{k: v for k, v in params.items() if k in names})
+        return cls(**{k: v for k, v in params.items() if k in names},
+                   profile=bool(params.get("profile")))

@@ -16,13 +16,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from dbstand.network.rtt import DIRECT, path_of
 from dbstand.report import model
 from dbstand.workloads.batch.scaling import SUPERLINEAR_EXPONENT, ScalingFit, scaling
+from dbstand.workloads.network_axis import path_lines
 
 OP_ORDER = ("insert", "update", "delete")
 LIMIT_PREFIX = "limit:"
 DEFAULT_BASELINE = "executemany"
 INDEX = "index"
+#: the case parameter of the RTT axis (workloads/network_axis.py)
+PATH_PARAM = "db_rtt"
 #: how a line found by a predicate other than the index one is labelled
 PREDICATE_LABELS = {"cast": "cast key, no index"}
 CAPTION = ("seconds: mean time of one batch of N rows, COMMIT included (↓ lower is better); "
@@ -44,6 +48,7 @@ class Line:
     op: str
     limit: bool
     predicate: str = INDEX
+    path: str = ""
     form: str = ""
     cells: dict[int, dict[str, Any]] = field(default_factory=dict)
     fit: ScalingFit | None = None
@@ -80,12 +85,18 @@ class Section:
     lines: list[Line]
     predicate: str = INDEX
     baseline: Line | None = None
+    path: str = ""
 
     @property
     def title(self) -> str:
         tag = f", key predicate {self.predicate} (the study's pitfall, on purpose: the " \
               "index cannot serve it)" if self.predicate != INDEX else ""
-        return f"batch {self.op} on {self.target}{tag}"
+        return f"batch {self.op} on {self.target}{tag}{path_title(self.path)}"
+
+    @property
+    def networked(self) -> bool:
+        """A path with an asked RTT above 0: the floor columns apply."""
+        return bool(self.path) and self.path != DIRECT and path_of(self.path).rtt_us != 0
 
     @property
     def ranked_at(self) -> int:
@@ -98,6 +109,26 @@ class Section:
     @property
     def limits(self) -> list[Line]:
         return [line for line in self.lines if line.limit]
+
+
+def path_title(path: str) -> str:
+    """How a section names its path: nothing without the RTT axis."""
+    if not path:
+        return ""
+    return f", path: {path_of(path).title}"
+
+
+def path_order(path: str) -> int:
+    """direct, then the proxy without delay, then by RTT."""
+    if not path or path == DIRECT:
+        return -1
+    return path_of(path).rtt_us or 0
+
+
+NETWORK_CAPTION = (" Paths (--db-rtt): direct, or through Toxiproxy with half the RTT each "
+                   "way; round trips: request-then-answer turns the proxy counted per batch "
+                   "in the timed runs; floor s: round trips x the RTT measured on the path, "
+                   "the time the network alone takes; ÷ floor near 1: round-trip bound.")
 
 
 def predicate_of(record: dict[str, Any]) -> str:
@@ -116,38 +147,38 @@ def baseline_of(records: list[dict[str, Any]]) -> tuple[str | None, str]:
 def sections(records: list[dict[str, Any]]) -> list[Section]:
     """Group records into per-(target, op, key predicate) sections with fits, ranks,
     limits and the baseline line."""
-    lines: dict[tuple[str, str, str, str, str], Line] = {}
+    lines: dict[tuple[str, str, str, str, str, str], Line] = {}
     for r in records:
         params = r.get("params") or {}
         api = str(r.get("api") or params.get("api", "?"))
         rows = int(r.get("rows") or params.get("rows", 0))
         limit = bool(r.get("limit", params.get("limit", api.startswith(LIMIT_PREFIX))))
         key = (str(r.get("target")), "" if limit else str(r.get("stack")), api, str(r.get("op")),
-               predicate_of(r))
+               predicate_of(r), str(params.get(PATH_PARAM) or ""))
         line = lines.setdefault(key, Line(key[0], str(r.get("stack")), api, key[3], limit,
-                                          key[4]))
+                                          key[4], key[5]))
         line.form = line.form or str(r.get("api_form") or "")
         line.cells[rows] = r
     base_stack, base_api = baseline_of(records)
     out: list[Section] = []
-    for target, op, predicate in dict.fromkeys((k[0], k[3], k[4]) for k in lines):
+    for target, op, predicate, path in dict.fromkeys((k[0], k[3], k[4], k[5]) for k in lines):
         members = [line for k, line in lines.items()
-                   if k[0] == target and k[3] == op and k[4] == predicate]
+                   if k[0] == target and k[3] == op and k[4] == predicate and k[5] == path]
         if predicate != INDEX:  # the limit rows (always correct) are the shared reference
             members += [line for k, line in lines.items()
-                        if k[0] == target and k[3] == op and line.limit]
+                        if k[0] == target and k[3] == op and line.limit and k[5] == path]
         sizes = sorted({n for line in members for n in line.cells})
         for line in members:
             points = [(n, c["seconds"], c.get("seconds_min") or c["seconds"],
                        c.get("seconds_max") or c["seconds"])
                       for n in sizes if (c := line.ok(n)) and c.get("seconds")]
             line.fit = scaling(points)
-        section = Section(target, op, sizes, members, predicate)
+        section = Section(target, op, sizes, members, predicate, path=path)
         section.baseline = _baseline_line(section, base_stack, base_api)
         _rank(section)
         out.append(section)
     out.sort(key=lambda s: (s.target, OP_ORDER.index(s.op) if s.op in OP_ORDER else 9,
-                            s.predicate != INDEX, s.predicate))
+                            s.predicate != INDEX, s.predicate, path_order(s.path)))
     return out
 
 
@@ -247,17 +278,79 @@ def columns(section: Section) -> list[tuple[str, bool]]:
     cols += [(f"{n:,} rows s", True) for n in section.sizes]
     cols += [(f"rows/s @{section.ranked_at:,} ↑", True), (baseline_title(section), True),
              ("vs limit", True), ("b", True), ("scaling", False)]
+    if section.networked:
+        cols += [("round trips", True), ("floor s", True), ("÷ floor", True)]
     return cols
+
+
+def floor(cell: dict[str, Any] | None) -> tuple[float | None, float | None]:
+    """(round trips per batch, their floor in seconds: round trips x the measured RTT),
+    both measured on the case's path; None when not recorded."""
+    net = (cell or {}).get("network") or {}
+    trips, rtt_ms = net.get("round_trips_per_op"), net.get("measured_rtt_ms")
+    if trips is None or rtt_ms is None:
+        return None, None
+    return trips, trips * max(rtt_ms, 0.0) / 1000
 
 
 def row(section: Section, line: Line) -> list[str]:
     exponent, verdict = fit_text(line.fit)
     stack, api = ("limit", line.api[len(LIMIT_PREFIX):]) if line.limit else \
         (line.stack, line.api + line.tag)
-    return [str(line.rank or "") if not line.limit else "", stack, api,
-            *(cell_text(line.cells.get(n)) for n in section.sizes),
-            fmt_rate(_rows_per_s(line, section.ranked_at)),
-            fmt_ratio(line.vs_baseline), fmt_ratio(line.vs_limit), exponent, verdict]
+    out = [str(line.rank or "") if not line.limit else "", stack, api,
+           *(cell_text(line.cells.get(n)) for n in section.sizes),
+           fmt_rate(_rows_per_s(line, section.ranked_at)),
+           fmt_ratio(line.vs_baseline), fmt_ratio(line.vs_limit), exponent, verdict]
+    if section.networked:
+        cell = line.ok(section.ranked_at)
+        trips, seconds = floor(cell)
+        out += ["-" if trips is None else f"{trips:,.0f}", fmt_seconds(seconds),
+                fmt_ratio(cell["seconds"] / seconds) if cell and seconds else "-"]
+    return out
+
+
+def path_sentence(section: Section) -> str | None:
+    """The section's path as asked and as measured (medians over its cases)."""
+    lines = path_lines([c for line in section.lines for c in line.cells.values()],
+                       per="batch")
+    return lines[0] if lines else None
+
+
+def path_table(records: list[dict[str, Any]]) -> list[model.Table]:
+    """Per op (index key), at its largest size: seconds per batch on each path, and
+    that over the direct path's, so a reader sees which APIs the RTT hurts."""
+    out = []
+    all_sections = [s for s in sections(records) if s.predicate == INDEX]
+    for target, op in dict.fromkeys((s.target, s.op) for s in all_sections):
+        group = [s for s in all_sections if s.target == target and s.op == op]
+        if len(group) < 2:
+            continue
+        n = max(size for s in group for size in s.sizes)
+        direct = next((s for s in group if s.path in ("", DIRECT)), None)
+        names = list(dict.fromkeys(line.name for s in group for line in s.lines))
+        cols = [model.Column("api", "api"),
+                *(model.Column(f"p{i}", f"{path_of(s.path).title} s", True)
+                  for i, s in enumerate(group))]
+        rows = []
+        for name in names:
+            base = _cell_of(direct, name, n) if direct else None
+            cells = {"api": name}
+            for i, s in enumerate(group):
+                cell = _cell_of(s, name, n)
+                text = cell_text(cell) if cell else "-"
+                if cell and cell.get("status") == "ok" and base and s is not direct:
+                    text += f" ({cell['seconds'] / base['seconds']:.2f}x)"
+                cells[f"p{i}"] = text
+            rows.append(cells)
+        out.append(model.Table(f"batch {op} on {target} at {n:,} rows: seconds per batch "
+                               "on each path (↓ lower is better; (x): over the direct "
+                               "path's)", cols, rows, anchor=f"batch-{op}-paths"))
+    return out
+
+
+def _cell_of(section: Section, name: str, n: int) -> dict[str, Any] | None:
+    line = next((x for x in section.lines if x.name == name), None)
+    return line.cells.get(n) if line else None
 
 
 def size_ratios(section: Section, line: Line, n: int) -> tuple[float | None, float | None]:
@@ -372,7 +465,8 @@ def footnotes(records: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-LONG_COLUMNS = ("target", "stack", "api", "op", "key_predicate", "rows", "limit", "status",
+LONG_COLUMNS = ("target", "db_rtt", "stack", "api", "op", "key_predicate", "rows", "limit",
+                "status", "measured_rtt_ms", "round_trips", "floor_s",
                 "seconds", "seconds_min", "seconds_max", "ci95_pct", "iterations",
                 "repetition", "rows_per_s", "rank", "vs_best", "vs_baseline", "baseline",
                 "vs_limit", "exponent", "scaling", "unstable", "error", "api_form")
@@ -391,8 +485,12 @@ def long_rows(records: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
                     continue  # shown again in the cast tables, exported once
                 vs_base, vs_limit = size_ratios(section, line, n)
                 ref = baseline_for(section, line)
+                trips, floor_s = floor(c)
                 yield {
-                    "target": line.target, "stack": "limit" if line.limit else line.stack,
+                    "target": line.target, "db_rtt": line.path or None,
+                    "measured_rtt_ms": (c.get("network") or {}).get("measured_rtt_ms"),
+                    "round_trips": trips, "floor_s": floor_s,
+                    "stack": "limit" if line.limit else line.stack,
                     "api": line.api, "op": line.op, "key_predicate": line.predicate,
                     "rows": n, "limit": line.limit,
                     "status": c.get("status"), "seconds": c.get("seconds"),
@@ -443,6 +541,8 @@ def build(records: list[dict[str, Any]], title: str) -> model.Report:
                                    for n in section.sizes}} for line in section.lines]))
         if section.baseline is not None or section.limits:
             blocks.append(ratio_table(section, f"{anchor}-ratios"))
+        if (sentence := path_sentence(section)) is not None:
+            blocks.append(sentence)
         blocks.append(ranking_sentence(section))
         blocks += slowest_first_lines(section)
         n = largest.get(section.op, 0)
@@ -456,6 +556,8 @@ def build(records: list[dict[str, Any]], title: str) -> model.Report:
                      table_anchor=blocks[0].anchor if blocks else "",
                      note="Bars: rows per second of the mean batch time.")
     sections_out = [model.Section("Throughput", [chart]), model.Section("Batches", blocks)]
+    if paths := path_table(records):
+        sections_out.insert(1, model.Section("Network paths", list(paths)))
     fits = [{"target": s.target, "op": s.op, "name": line.name, "exponent": line.fit.exponent,
              "sizes": line.fit.sizes, "r2": line.fit.r2, "verdict": line.fit.verdict,
              "exponent_low": line.fit.exponent_low, "confident": line.fit.confident}
@@ -467,7 +569,9 @@ def build(records: list[dict[str, Any]], title: str) -> model.Report:
                                     str(n): [line.name for line in ordered]
                                     for n, ordered in order_by_size(s)}}
                for s in sections(records)}
-    return model.Report(title, sections_out, notes=footnotes(records), caption=CAPTION,
+    networked = any(isinstance(r.get("network"), dict) for r in records)
+    return model.Report(title, sections_out, notes=footnotes(records),
+                  caption=CAPTION + (NETWORK_CAPTION if networked else ""),
                   data=list(long_rows(records)), data_columns=list(LONG_COLUMNS),
                   extra={"scaling": fits, "ranking": ranking,
                          "superlinear_exponent": SUPERLINEAR_EXPONENT},
@@ -487,8 +591,9 @@ def measurements(records: list[dict[str, Any]]) -> list[model.Measurement]:
         api, rows = r.get("api") or params.get("api"), r.get("rows") or params.get("rows")
         stack = "limit" if r.get("limit") else r.get("stack")
         tag = "" if predicate_of(r) == INDEX else f" [{predicate_of(r)} key]"
+        path = params.get(PATH_PARAM)
         name = (f"batch {stack} {api}{tag} {r.get('op')} {rows} rows on "
-                f"{r.get('target_kind')}")
+                f"{r.get('target_kind')}" + (f", path {path}" if path else ""))
         out.append(model.measurement(r, name, "rows/s", r.get("rows_per_s"),
                                      operation=f"batch of {rows} rows"))
     return out

@@ -53,6 +53,10 @@ class BatchSql:
     key_predicate: str = DEFAULT_KEY_PREDICATE
     #: the table's key and the joined rows' key in `update_values` ({t}: the table)
     values_key: tuple[str, str] = ("t.f_key", "d.k")
+    #: the server-side limit row's form, for the record
+    server_side_form: str = ""
+    #: the native loader's limit row (api.py NATIVE_LOADERS), if the database has one
+    loader: str | None = None
 
     def with_key_predicate(self, predicate: str) -> BatchSql:
         """The same SQL finding rows by key through `predicate`."""
@@ -157,6 +161,9 @@ POSTGRESQL = BatchSql(
                   "WHERE t.f_key = g::text"),
     analyze="ANALYZE {t}",
     update_values_form="UPDATE ... FROM (VALUES ...) AS d WHERE t.f_key = d.k",
+    server_side_form=("one statement over generate_series(0, N-1): INSERT ... SELECT, "
+                      "UPDATE ... FROM, DELETE ... USING, joined on the key"),
+    loader="psql-copy",
 )
 
 MYSQL = BatchSql(
@@ -181,6 +188,9 @@ MYSQL = BatchSql(
     update_values_form="INSERT ... VALUES ... ON DUPLICATE KEY UPDATE",
     key_number="DECIMAL(30, 0)",
     key_text="CHAR",
+    server_side_form=("one statement over MariaDB's seq_0_to_N sequence table: INSERT ... "
+                      "SELECT, UPDATE ... JOIN, DELETE ... JOIN on the key"),
+    loader="load-data",
 )
 
 _SQLITE_SEQ = "WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < {last}) "
@@ -199,6 +209,8 @@ SQLITE = BatchSql(
     analyze="ANALYZE {t}",
     update_values_form="UPDATE ... FROM (VALUES ...) AS d WHERE f_key = d.column2",
     key_number="INTEGER",
+    server_side_form=("one statement over a recursive CTE 0..N-1: INSERT ... SELECT, "
+                      "UPDATE ... FROM, DELETE ... WHERE f_key IN"),
 )
 
 BATCH_SQL = {s.kind: s for s in (POSTGRESQL, MYSQL, SQLITE)}

@@ -22,9 +22,18 @@ from typing import Any
 
 from dbstand.engine import Benchmark, CaseMeasurement, EngineConfig, run_benchmark
 from dbstand.errors import UserError
-from dbstand.stacks.catalog import StackSpec, get_stack
+from dbstand.network.route import proxy_probe
+from dbstand.probes.case import CaseProbes
 from dbstand.targets.url import TargetURL
-from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.base import (
+    Case,
+    CaseOutcome,
+    Progress,
+    Workload,
+    check_choice,
+    check_known,
+    prove_access,
+)
 from dbstand.workloads.batch.api import OPS, BatchApi, BatchClient, BatchData
 from dbstand.workloads.batch.options import (
     DEFAULT_LARGE_REPEATS,
@@ -34,6 +43,7 @@ from dbstand.workloads.batch.options import (
     BatchOptions,
 )
 from dbstand.workloads.batch.sql import DEFAULT_KEY_PREDICATE, KEY_PREDICATES
+from dbstand.workloads.catalog import StackSpec, get_stack
 
 DEFAULT_ROWS = (10_000, 50_000, 100_000)
 #: a fixed repetition has no stop rule, so no time budget either
@@ -125,13 +135,8 @@ def build_cases(targets: list[TargetURL], stacks: list[str], apis: list[str], op
     ops, stacks = list(dict.fromkeys(ops)), list(dict.fromkeys(stacks))
     rows = list(dict.fromkeys(rows))
     predicates = list(dict.fromkeys(key_predicates or [DEFAULT_KEY_PREDICATE]))
-    for op in ops:
-        if op not in OPS:
-            raise UserError(f"unknown batch operation {op!r} (known: {', '.join(OPS)})")
-    for predicate in predicates:
-        if predicate not in KEY_PREDICATES:
-            raise UserError(f"--key-predicate takes {' and/or '.join(KEY_PREDICATES)}, "
-                            f"not {predicate!r}")
+    check_known(ops, OPS, "batch operation")
+    check_choice(predicates, KEY_PREDICATES, "--key-predicate")
     check_options(options, rows)
     cases: list[Case] = []
     for target in targets:
@@ -252,11 +257,7 @@ class BatchWorkload(Workload):
             key = (case.stack, case.target.secret())
             if key not in seen:
                 seen.add(key)
-                client = open_client(case)  # proves reachability and credentials
-                try:
-                    client.check_ownership()
-                finally:
-                    client.close()
+                prove_access(open_client(case))
 
     def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
         spec = get_stack(case.stack)
@@ -268,11 +269,20 @@ class BatchWorkload(Workload):
             server = client.server_facts()
             client.check_ownership()
             bench = BatchBenchmark(client, case)
+            proxy = proxy_probe(case.target)
+            # CPU of the client, the database (and a routed target's proxy) per batch:
+            # the cost breakdown, and the trees --profile samples
+            probes = CaseProbes(case.target, str(case.params.get("prefix", "dbstand_")),
+                                client_scope=getattr(client, "client_cpu_scope", "process"),
+                                proxy=proxy)
             try:
-                measurement = run_benchmark(bench.benchmark(), cfg, progress)
+                measurement = run_benchmark(bench.benchmark(), cfg, progress, probe=probes)
+                probed = probes.result(cfg.revs, measurement.warmup_iterations)
             except BaseException:
                 client.cleanup_after_failure(keep)
                 raise
+            finally:
+                probes.close()
             if not keep:
                 client.drop_table()
         finally:
@@ -291,6 +301,7 @@ class BatchWorkload(Workload):
             "verified": ("row count, deleted sample gone" if case.op == "delete" else
                          f"row count, values of {len(bench.data.sample())} sampled keys"),
             "case_engine": cfg.as_dict(),
+            "probes": probed,
             **batch_metrics(measurement, rows),
         }
         predicate = case.params.get("key_predicate", DEFAULT_KEY_PREDICATE)
@@ -300,4 +311,6 @@ class BatchWorkload(Workload):
             metrics["key_form"] = client.sql.key_form
         if self.options.baseline:
             metrics["baseline"] = self.options.baseline
+        if proxy is not None:
+            metrics["proxy"] = proxy.result(proxy.windows * measurement.revs)
         return CaseOutcome(metrics=metrics, server=server, packages=spec.versions())

@@ -11,10 +11,9 @@ import typer
 
 from dbstand.console import console, redacted_argv, split_list
 from dbstand.distributed.cli import ClusterOption
-from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
-from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
 from dbstand.stacks.manifest import stacks_for
+from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL, parse_target_url
 from dbstand.workloads.docquery.options import DocqueryOptions
 from dbstand.workloads.docquery.workload import (
@@ -24,8 +23,19 @@ from dbstand.workloads.docquery.workload import (
     DocqueryWorkload,
     build_cases,
 )
-from dbstand.workloads.execution import RunRequest, default_output, execute
-from dbstand.workloads.run_common import Export, Html, Output, finish
+from dbstand.workloads.execution import RunRequest, execute
+from dbstand.workloads.http_load import SEED, STEADY, check_load, served_config
+from dbstand.workloads.network_axis import APP_PARAM, app_paths, db_paths, with_paths
+from dbstand.workloads.run_common import (
+    AppRtt,
+    DbRtt,
+    Export,
+    Html,
+    Output,
+    Profile,
+    finish,
+    results_path,
+)
 
 #: (URL, the server's name in results, database server pids whose CPU counts)
 Served = tuple[TargetURL, str, list[int]]
@@ -69,7 +79,17 @@ def run_docquery(
         = ",".join(CONNECTIONS),
     size: Annotated[int, typer.Option(help="Documents in the posts collection")] = 1_000_000,
     seed: Annotated[int, typer.Option(help="Seed of the data set")] = 3,
-    repeats: Annotated[int, typer.Option(help="Runs per case (mean and 95% CI)")] = 3,
+    load: Annotated[str, typer.Option(
+        help="steady: warm up until steady, runs of at least 1 s and the test's request "
+             "count, repeated until the 95% CI is within --ci (or --max-runs: unstable); "
+             "seed: the study's literal load (--repeats runs of exactly the test's count)")]
+        = STEADY,
+    repeats: Annotated[int | None, typer.Option(
+        help="Runs per case (steady: at least, default 5; seed: exactly, default 3)")]
+        = None,
+    ci: Annotated[float, typer.Option(
+        help="Target half-width of the 95% CI, % of the mean (wider: unstable)")] = 3.0,
+    max_runs: Annotated[int, typer.Option(help="steady: runs at most (the cap)")] = 30,
     open_loop: Annotated[bool, typer.Option(
         "--open-loop", help="Also load at half the closed-loop maximum (corrected latency)")]
         = False,
@@ -77,21 +97,28 @@ def run_docquery(
         help="A case with more failed requests than this share fails")] = 0.01,
     prefix: Annotated[str, typer.Option(help="Prefix of the collections and tables dbstand "
                                              "owns")] = DEFAULT_PREFIX,
+    db_rtt: DbRtt = None,
+    app_rtt: AppRtt = None,
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
     cluster: ClusterOption = None,
 ) -> None:
     """docquery: sync driver vs async driver vs ODM behind one Tornado endpoint, on
     MongoDB-wire servers and PostgreSQL; ApacheBench's table for each case."""
     check_prefix(prefix)
-    options = DocqueryOptions(size=size, seed=seed, repeats=repeats, prefix=prefix,
-                              max_error_rate=max_error_rate, cluster=cluster)
+    check_load(load)
+    repeats = repeats or (3 if load == SEED else 5)
+    options = DocqueryOptions(size=size, seed=seed, repeats=repeats, load=load, prefix=prefix,
+                              max_error_rate=max_error_rate, cluster=cluster, profile=profile)
     options.check()
     stacks = split_list(stack, "--stack") or [m.name for m in stacks_for(WORKLOAD)]
+    readable = sorted({k for m in stacks_for(WORKLOAD) for k in m.databases}, reverse=True)
     for url in split_list(target, "--target"):
-        if parse_target_url(url).kind not in ("mongodb", "postgresql"):
-            raise UserError(f"docquery reads mongodb:// or postgresql:// targets, not {url}")
+        if parse_target_url(url).kind not in readable:
+            raise UserError(f"docquery reads {' or '.join(f'{k}://' for k in readable)} "
+                            f"targets, not {url}")
     workload = DocqueryWorkload(options)
     with databases(split_list(target, "--target")) as served:
         pairs = [(url, name) for url, name, _ in served]
@@ -99,10 +126,13 @@ def run_docquery(
                   if any(url.kind in _databases(s) for url, _ in pairs)]
         cases = build_cases(pairs, usable, split_list(test, "--test"),
                             split_list(connections, "--connections"), open_loop, options)
+        cases = with_paths(cases, db_paths(db_rtt, [url for url, _ in pairs]))
+        cases = with_paths(cases, app_paths(app_rtt), APP_PARAM)
         workload.use_targets({url.redacted(): pids for url, _, pids in served if pids})
-        config = EngineConfig(revs=1, min_iterations=repeats, max_iterations=repeats)
+        config = served_config(load, repeats, ci, max_runs)
         results = execute(RunRequest(workload, cases, config,
-                                     output or default_output(WORKLOAD), redacted_argv()),
+                                     results_path(output, html, export, WORKLOAD),
+                                     redacted_argv()),
                           console)
     finish(results, html, export)
 

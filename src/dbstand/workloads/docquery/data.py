@@ -25,10 +25,12 @@ import argparse
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -42,6 +44,8 @@ TITLE = "Post title"
 #: bump when the generated documents change, so that old loaded sets are not reused
 FORMAT = 1
 BATCH = 10_000
+#: insert_many calls in flight while loading a MongoDB-wire server
+LOAD_CONNECTIONS = 4
 WORKLOAD = "docquery"
 CREATED_FORMAT = "%Y-%m-%d %H:%M:%S"
 
@@ -140,19 +144,10 @@ def load_mongo(db: Any, size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED, *,
         own.create(meta_name, WORKLOAD)
     coll = own.create(name, WORKLOAD)
     started = time.perf_counter()
-    done = 0
-    chunk: list[dict[str, Any]] = []
-    for post in generate(size, seed):
-        chunk.append({"_id": ObjectId(post.oid), "title": TITLE, "created": post.created})
-        if len(chunk) >= batch:
-            coll.insert_many(chunk, ordered=True)
-            done += len(chunk)
-            chunk = []
-            if progress:
-                progress(done, size)
-    if chunk:
-        coll.insert_many(chunk, ordered=True)
-        done += len(chunk)
+    docs = ({"_id": ObjectId(post.oid), "title": TITLE, "created": post.created}
+            for post in generate(size, seed))
+    done = insert_parallel(coll, docs, batch=batch,
+                           progress=(lambda n: progress(n, size)) if progress else None)
     seconds = time.perf_counter() - started
     db[meta_name].replace_one(
         {"_id": "posts"},
@@ -160,6 +155,31 @@ def load_mongo(db: Any, size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED, *,
          "loaded_at": datetime.now(UTC).replace(tzinfo=None), "seconds": seconds},
         upsert=True)
     return LoadResult(target, name, done, reused=False, seconds=seconds)
+
+
+def insert_parallel(coll: Any, docs: Iterable[dict[str, Any]], *, batch: int = BATCH,
+                    connections: int = LOAD_CONNECTIONS,
+                    progress: Callable[[int], None] | None = None) -> int:
+    """A MongoDB-wire server's bulk path: insert_many(ordered=False) of `batch`
+    documents, `connections` calls in flight on the client's pool (the server parses
+    and stores one batch while the next is encoded); at most twice that many batches
+    held in memory. Returns the documents inserted; a failed batch fails the load."""
+    done = 0
+    it = iter(docs)
+    with ThreadPoolExecutor(max_workers=connections) as pool:
+        pending: set[Future[Any]] = set()
+        while chunk := list(islice(it, batch)):
+            pending.add(pool.submit(coll.insert_many, chunk, ordered=False))
+            if len(pending) >= 2 * connections:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                done += sum(len(f.result().inserted_ids) for f in finished)
+                if progress:
+                    progress(done)
+        for future in pending:
+            done += len(future.result().inserted_ids)
+    if progress:
+        progress(done)
+    return done
 
 
 def drop_mongo(db: Any, prefix: str = DEFAULT_PREFIX) -> None:
@@ -245,44 +265,101 @@ def drop_postgresql(conn: Any, prefix: str = DEFAULT_PREFIX) -> None:
 # -- by URL -----------------------------------------------------------------------
 
 @contextmanager
-def connected(target: TargetURL | str) -> Iterator[tuple[str, Any]]:
-    """("mongodb", pymongo Database) or ("postgresql", psycopg connection) for a target
-    URL; the password of a `dbstand server up` server is found when the URL has none."""
+def _open_mongo(url: TargetURL) -> Iterator[Any]:
+    import pymongo
+
+    from dbstand.drivers import connect_timeout_s, open_with
+
+    limit_ms = connect_timeout_s() * 1000
+    client: Any = pymongo.MongoClient(url.secret(), serverSelectionTimeoutMS=limit_ms,
+                                      connectTimeoutMS=limit_ms, socketTimeoutMS=limit_ms)
+    try:
+        # pymongo connects lazily: a refusing or silent server fails here, one line
+        open_with(lambda: client.admin.command("ping"), url)
+        yield client[url.database or "dbstand"]
+    finally:
+        client.close()
+
+
+@contextmanager
+def _open_postgresql(url: TargetURL) -> Iterator[Any]:
+    from dbstand.drivers import open_with
+    from dbstand.drivers import psycopg as psycopg_driver
+
+    with open_with(lambda: psycopg_driver.connect(url, autocommit=False), url) as conn:
+        yield conn
+
+
+def _mongo_meta(db: Any, meta_name: str) -> dict[str, Any] | None:
+    if meta_name not in db.list_collection_names():
+        return None
+    meta: dict[str, Any] | None = db[meta_name].find_one({"_id": "posts"})
+    return meta
+
+
+def _postgresql_meta(conn: Any, meta_name: str) -> dict[str, Any] | None:
+    from dbstand.sql.dialects import POSTGRESQL
+
+    with conn.cursor() as cur:
+        cur.execute(POSTGRESQL.table_exists.replace("?", "%s"), (meta_name,))
+        if cur.fetchone() is None:
+            return None
+        cur.execute(f"SELECT size, seed, format FROM {meta_name} WHERE name = 'posts'")
+        row = cur.fetchone()
+    return dict(zip(("size", "seed", "format"), row, strict=True)) if row else None
+
+
+@dataclass(frozen=True)
+class Store:
+    """Where the set lives on one kind of target: how it is opened, loaded and its
+    metadata read (a collection per post in MongoDB, a JSONB row in PostgreSQL)."""
+
+    kind: str                                           # the target kind holding it
+    open: Callable[[TargetURL], AbstractContextManager[Any]]
+    load: Callable[..., LoadResult]                     # load_mongo's signature
+    meta: Callable[[Any, str], dict[str, Any] | None]   # the set's metadata, if any
+
+
+STORES = (Store("mongodb", _open_mongo, load_mongo, _mongo_meta),
+          Store("postgresql", _open_postgresql, load_postgresql, _postgresql_meta))
+
+
+def _store(kind: str) -> Store:
+    for store in STORES:
+        if store.kind == kind:
+            return store
     from dbstand.errors import TargetError
+
+    raise TargetError(f"docquery data lives in mongodb:// or postgresql:// targets, "
+                      f"not {kind}")
+
+
+@contextmanager
+def connected(target: TargetURL | str) -> Iterator[tuple[str, Any]]:
+    """(kind, handle) for a target URL: a pymongo Database on mongodb://, a psycopg
+    connection on postgresql://; the password of a `dbstand server up` server is found
+    when the URL has none."""
     from dbstand.targets.managed import password_for
     from dbstand.targets.url import parse_target_url
 
     url = parse_target_url(target) if isinstance(target, str) else target
     if url.password is None:
         url = url.with_password(password_for(url))
-    if url.kind == "mongodb":
-        import pymongo
-
-        client: Any = pymongo.MongoClient(url.secret(), serverSelectionTimeoutMS=10_000)
-        try:
-            yield "mongodb", client[url.database or "dbstand"]
-        finally:
-            client.close()
-    elif url.kind == "postgresql":
-        import psycopg
-
-        with psycopg.connect(url.secret(), connect_timeout=10) as conn:
-            yield "postgresql", conn
-    else:
-        raise TargetError(f"docquery data lives in mongodb:// or postgresql:// targets, "
-                          f"not {url.kind}")
+    with _store(url.kind).open(url) as handle:
+        yield url.kind, handle
 
 
 def load_url(target: TargetURL | str, size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED, *,
              prefix: str = DEFAULT_PREFIX, force: bool = False,
              progress: Progress | None = None) -> LoadResult:
     """Load the set into a mongodb:// or postgresql:// target."""
-    from dbstand.sql.ownership import check_prefix
+    from dbstand.targets.prefix import check_prefix
 
     check_prefix(prefix)
     with connected(target) as (kind, handle):
-        load = load_mongo if kind == "mongodb" else load_postgresql
-        return load(handle, size, seed, prefix=prefix, force=force, progress=progress)
+        result: LoadResult = _store(kind).load(handle, size, seed, prefix=prefix, force=force,
+                                               progress=progress)
+        return result
 
 
 def loaded_set(target: TargetURL | str, prefix: str = DEFAULT_PREFIX) -> tuple[int, int] | None:
@@ -290,20 +367,7 @@ def loaded_set(target: TargetURL | str, prefix: str = DEFAULT_PREFIX) -> tuple[i
     answer is checked against."""
     meta_name = f"{prefix}{WORKLOAD}_meta"
     with connected(target) as (kind, handle):
-        if kind == "mongodb":
-            if meta_name not in handle.list_collection_names():
-                return None
-            meta = handle[meta_name].find_one({"_id": "posts"})
-        else:
-            from dbstand.sql.dialects import POSTGRESQL
-
-            with handle.cursor() as cur:
-                cur.execute(POSTGRESQL.table_exists.replace("?", "%s"), (meta_name,))
-                if cur.fetchone() is None:
-                    return None
-                cur.execute(f"SELECT size, seed, format FROM {meta_name} WHERE name = 'posts'")
-                row = cur.fetchone()
-            meta = dict(zip(("size", "seed", "format"), row, strict=True)) if row else None
+        meta = _store(kind).meta(handle, meta_name)
     if meta is None or meta.get("format") != FORMAT:
         return None
     return int(meta["size"]), int(meta["seed"])

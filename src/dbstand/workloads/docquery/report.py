@@ -18,6 +18,7 @@ from dbstand.report.model import (
     fmt,
     measurement,
 )
+from dbstand.workloads.network_axis import path_lines, paths_label
 
 #: the reference of each stack's ratio: the blocking driver of its family
 REFERENCE = {"docquery-tornado-motor": "docquery-tornado-pymongo",
@@ -43,18 +44,25 @@ def _short(stack: str) -> str:
     return stack.removeprefix("docquery-tornado-")
 
 
+def server_of(r: dict[str, Any]) -> str:
+    """The server read, with its --db-rtt path when the case had one (the Tornado ->
+    database hop): "FerretDB ... (1 ms)"."""
+    server = str(r.get("server") or (r.get("params") or {}).get("server"))
+    label = paths_label(r.get("params") or {})
+    return server if label is None else f"{server} ({label})"
+
+
 def data_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    by = {(r.get("stack"), r.get("server"), r.get("op"), r.get("mode")): r for r in records
+    by = {(r.get("stack"), server_of(r), r.get("op"), r.get("mode")): r for r in records
           if r.get("status") == "ok"}
     out = []
     for r in records:
         ab = r.get("ab") or {}
         ref_stack = REFERENCE.get(str(r.get("stack")))
-        ref = by.get((ref_stack, r.get("server"), r.get("op"), r.get("mode")))
+        ref = by.get((ref_stack, server_of(r), r.get("op"), r.get("mode")))
         ratio = (round(r["ops_per_s"] / ref["ops_per_s"], 3) if ref and r.get("ops_per_s")
                  and ref.get("ops_per_s") else None)
-        row = {"stack": r.get("stack"), "server": r.get("server") or
-               (r.get("params") or {}).get("server"), "test": r.get("op"),
+        row = {"stack": r.get("stack"), "server": server_of(r), "test": r.get("op"),
                "mode": r.get("mode"), "clients": (r.get("params") or {}).get("clients"),
                "status": r.get("status"), "ops_per_s": r.get("ops_per_s"),
                "ci95_pct": r.get("ci95_pct"), "unstable": bool(r.get("unstable")),
@@ -140,10 +148,12 @@ def build(records: list[dict[str, Any]], title: str) -> Report:
     notes = [f"FAILED {r['stack']} on {r['server']}: {r['error']}" for r in rows
              if r["status"] != "ok"]
     if any(r["unstable"] for r in rows):
-        notes.append("! UNSTABLE: the runs' 95% interval is wider than 5% of the mean")
+        notes.append("! UNSTABLE: the runs' 95% interval is still wider than the target "
+                     "(--ci) at the cap (--max-runs)")
     return Report(title, [Section("", [chart, study_table(rows)]),
                           Section("ApacheBench's tables", [curves, ab_tables(rows)])],
-                  notes=notes, caption=CAPTION, data=rows, data_columns=DATA_COLUMNS,
+                  notes=notes + path_lines(records, per="request"), caption=CAPTION,
+                  data=rows, data_columns=DATA_COLUMNS,
                   measurements=measurements(records))
 
 

@@ -4,13 +4,16 @@ single-threaded Tornado server, with a blocking driver, an async driver and an O
 
 A case is (stack, target, test, connection mode). The study's tests: test 1 is
 10,000 requests at concurrency 100, test 2 is 100 requests at concurrency 10, each
-with a new connection per request as ApacheBench sends them; dbstand repeats them
-on kept-alive connections and, with --open-loop, at half the closed-loop maximum
-with coordinated-omission-corrected latency. Cases come grouped by (stack, target):
-the stack starts once, its answer is verified (30 documents, the same for every
-stack on the same data), then measured; CPU is read over the stack's process tree
-and the database server's (FerretDB, and PostgreSQL behind it when that is its
-backend).
+with a new connection per request as ApacheBench sends them. Those counts shape a
+run (its connections and its least number of requests); by default (`steady`,
+http_load.py) each case warms up until steady and repeats runs of at least a second
+until the 95% interval is within 3%, `--load seed` runs them literally (3 runs of
+exactly that many requests). dbstand repeats them on kept-alive connections and,
+with --open-loop, at half the closed-loop maximum with coordinated-omission-
+corrected latency. Cases come grouped by (stack, target): the stack starts once, its
+answer is verified (30 documents, the same for every stack on the same data), then
+measured; CPU is read over the stack's process tree and the database server's
+(FerretDB, and PostgreSQL behind it when that is its backend).
 """
 
 from __future__ import annotations
@@ -18,19 +21,26 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from dbstand.distributed.session import ClusterSession, open_cluster
-from dbstand.distributed.spec import parse_cluster
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, UserError
 from dbstand.probes.locate import server_pid
+from dbstand.profiles import launch_env
 from dbstand.stacks.build import ensure_built
 from dbstand.stacks.launcher import StackHandle, running_stack
 from dbstand.stacks.manifest import get_manifest
 from dbstand.targets.url import TargetURL
-from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload, check_choice, check_known
 from dbstand.workloads.docquery.options import DocqueryOptions
 from dbstand.workloads.docquery.verify import PATH, served
-from dbstand.workloads.http_load import LoadPlan, measure
+from dbstand.workloads.http_load import (
+    STEADY,
+    LoadCluster,
+    LoadPlan,
+    measure,
+    open_loop_shape,
+    plan_for,
+)
+from dbstand.workloads.network_axis import load_on_path
 from dbstand.workloads.served import failures
 
 WORKLOAD = "docquery"
@@ -51,13 +61,8 @@ def build_cases(targets: list[tuple[TargetURL, str]], stacks: list[str], tests: 
     """(stack x target it can read) x tests x connection modes; `targets` pairs a URL
     with the server's name as results show it ("FerretDB 1.24.0, SQLite backend")."""
     options.check()
-    for test in tests:
-        if test not in TESTS:
-            raise UserError(f"unknown docquery test {test!r} (known: {', '.join(TESTS)})")
-    for mode in connections:
-        if mode not in CONNECTIONS:
-            raise UserError(f"--connections takes {' and/or '.join(CONNECTIONS)}, "
-                            f"not {mode!r}")
+    check_known(tests, TESTS, "docquery test")
+    check_choice(connections, CONNECTIONS, "--connections")
     params = options.params()
     cases: list[Case] = []
     for stack in dict.fromkeys(stacks):
@@ -88,8 +93,7 @@ class DocqueryWorkload(Workload):
 
     def __init__(self, options: DocqueryOptions | None = None):
         self.options = options or DocqueryOptions()
-        #: with `--cluster`: the session opened at preflight; each worker runs a share
-        self.cluster: ClusterSession | None = None
+        self.cluster = LoadCluster(self.options.cluster)
         self._running: tuple[tuple[str, str], StackHandle] | None = None
         self._stack_exit: contextlib.ExitStack | None = None
         self._failed: dict[tuple[str, str], str] = {}
@@ -99,8 +103,7 @@ class DocqueryWorkload(Workload):
     def preflight(self, cases: list[Case]) -> None:
         for stack in dict.fromkeys(c.stack for c in cases):
             ensure_built(get_manifest(stack, WORKLOAD))
-        if self.options.cluster and self.cluster is None:
-            self.cluster = open_cluster(parse_cluster(self.options.cluster))
+        self.cluster.open()
 
     def use_targets(self, db_pids: dict[str, list[int]]) -> None:
         """The database server processes behind each target URL (redacted), whose CPU
@@ -108,17 +111,17 @@ class DocqueryWorkload(Workload):
         self._db_pids = db_pids
 
     def _stack(self, case: Case) -> StackHandle:
-        key = (case.stack, case.target.redacted())
+        key = _key(case)
         if self._running is not None and self._running[0] == key:
             return self._running[1]
         self._stop_stack()
         p = case.params
         spec = served(p["size"], p["seed"])
-        spec.prepare(case.target, p["prefix"])
+        spec.prepare(case.target.direct(), p["prefix"])  # loaded directly, not delayed
         stack_exit = contextlib.ExitStack()
         handle = stack_exit.enter_context(running_stack(
             get_manifest(case.stack, WORKLOAD), target=case.target, prefix=p["prefix"],
-            workers=1))
+            workers=1, extra_env=launch_env(bool(p.get("profile")))))
         self._stack_exit, self._running = stack_exit, (key, handle)
         problem = failures(spec.verify(handle, case.target, p["prefix"]))
         if problem:
@@ -133,30 +136,28 @@ class DocqueryWorkload(Workload):
             stack_exit.close()
 
     def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
-        key = (case.stack, case.target.redacted())
+        key = _key(case)
         if key in self._failed:
             raise CaseFailed(self._failed[key])
         handle = self._stack(case)
         p = case.params
+        shape: dict[str, Any] = {"connections": p["clients"],
+                                 "max_error_rate": p["max_error_rate"]}
         if case.mode == OPEN:
-            best = self._best.get(key)
-            if not best:
-                raise CaseFailed("no closed-loop figure to set the open-loop rate from")
-            plan = LoadPlan(connections=p["clients"], rate=round(best / 2, 1),
-                            duration_s=p["duration_s"], repeats=p["repeats"],
-                            max_error_rate=p["max_error_rate"])
-        else:
-            plan = LoadPlan(connections=p["clients"], requests=p["requests"],
-                            keepalive=p["keepalive"], repeats=p["repeats"],
-                            max_error_rate=p["max_error_rate"])
-        progress(0, plan.repeats)
-        pids = self._db_pids.get(case.target.redacted())
+            shape.update(open_loop_shape(self._best.get(key), p["duration_s"]))
+        else:  # the study's shape: a new connection per request unless keep-alive asked
+            shape.update(requests=p["requests"], keepalive=p["keepalive"])
+        plan = plan_for(config, p.get("load", STEADY), **shape)
+        progress(0, plan.max_repeats)
+        pids = self._db_pids.get(case.target.direct().redacted())
         if pids is None:
             pid, _ = server_pid(case.target)
             pids = [pid] if pid else []
-        metrics = measure(handle.base_url + PATH, plan, handle.pid, pids, alive=handle.alive,
-                          cluster=self.cluster)
-        progress(plan.repeats, plan.repeats)
+        # on a --db-rtt path, the Tornado -> database hop goes through the proxy
+        metrics = load_on_path(case, handle.base_url + PATH, lambda load_url: measure(
+            load_url, plan, handle.pid, pids, alive=handle.alive,
+            cluster=self.cluster.session), self._stop_stack)
+        progress(metrics["repeats"], metrics["repeats"])
         if case.mode != OPEN:
             self._best[key] = max(self._best.get(key, 0.0), metrics["ops_per_s"])
         manifest = handle.manifest
@@ -175,9 +176,15 @@ class DocqueryWorkload(Workload):
         try:
             self._stop_stack()
         finally:
-            if self.cluster is not None:
-                cluster, self.cluster = self.cluster, None
-                cluster.close()
+            self.cluster.close()
+
+
+def _key(case: Case) -> tuple[str, str]:
+    """A case's stack and database (its --db-rtt path too): what a running stack, a
+    failure and a closed-loop maximum belong to."""
+    where = case.target.direct().redacted()
+    label = case.params.get("db_rtt")
+    return case.stack, where if label is None else f"{where} ({label})"
 
 
 def ab_table(metrics: dict[str, Any], plan: LoadPlan) -> dict[str, Any]:
@@ -188,6 +195,7 @@ def ab_table(metrics: dict[str, Any], plan: LoadPlan) -> dict[str, Any]:
     rate = metrics["ops_per_s"] or 0.0
     out: dict[str, Any] = {
         "requests_per_s": rate,
+        # the time ab would take for the study's request count at this rate
         "total_time_s": round(plan.requests / rate, 3) if rate and plan.requests else None,
         "time_per_request_ms": round(plan.connections / rate * 1e3, 3) if rate else None,
         "time_per_request_all_ms": round(1e3 / rate, 3) if rate else None,

@@ -12,16 +12,28 @@ from dbstand.engine.config import EngineConfig
 from dbstand.errors import UserError
 from dbstand.modes.pinning import DEFAULT_PLACEMENT
 from dbstand.modes.spec import ModeSpec, default_sweep, expand_modes, parse_mode
-from dbstand.sql.ownership import DEFAULT_PREFIX
-from dbstand.stacks.catalog import get_stack
+from dbstand.targets.prefix import DEFAULT_PREFIX
 from dbstand.targets.url import TargetURL
 from dbstand.workloads import Case
-from dbstand.workloads.execution import RunRequest, default_output, execute
+from dbstand.workloads.base import check_choice
+from dbstand.workloads.catalog import get_stack
+from dbstand.workloads.execution import RunRequest, execute
 from dbstand.workloads.kv.keys import DISTRIBUTIONS
 from dbstand.workloads.kv.options import DEFAULT_ROWS, KvOptions
 from dbstand.workloads.kv.workload import OPS, KvWorkload
+from dbstand.workloads.network_axis import db_paths, with_paths
 from dbstand.workloads.protocols import expand_protocols, with_probes
-from dbstand.workloads.run_common import Export, Html, Output, finish, run_targets
+from dbstand.workloads.run_common import (
+    DbRtt,
+    Export,
+    Html,
+    Output,
+    Profile,
+    default_stacks,
+    finish,
+    results_path,
+    run_targets,
+)
 
 LOOPS = ("asyncio", "uvloop")
 
@@ -34,9 +46,7 @@ def kv_cases(targets: list[TargetURL], stacks: list[str], ops: list[str], modes:
     levels for asyncio stacks, threads for synchronous ones) after the modes asked
     for. A synchronous stack runs no loop: it records the first one named."""
     loops = list(dict.fromkeys([loop] if isinstance(loop, str) else loop)) or ["asyncio"]
-    for name in loops:
-        if name not in LOOPS:
-            raise UserError(f"--loop takes {' and/or '.join(LOOPS)}, not {name!r}")
+    check_choice(loops, LOOPS, "--loop")
     asked = expand_modes(modes)
     cases = []
     skipped: list[str] = []
@@ -99,14 +109,12 @@ def run_kv(
              "e.g. 'tarantool[binary]@sync' (default: the first case of each operation)")]
         = None,
     pin: Annotated[bool, typer.Option(
-        help="Pin cases whose client is one process: round-trip-bound ones (one "
-             "operation in flight) as --pin-cpus says, concurrent ones (threads, "
-             "coroutines) with client and server on separate CPUs (needs 2+ CPUs)")]
+        help="Place every case (sync and concurrent alike) by the placement table "
+             "(needs 2+ CPUs; docs/placement.md)")]
         = True,
     pin_cpus: Annotated[str, typer.Option(
-        help="Where --pin puts round-trip-bound cases: separate (client and server each "
-             "on its own CPU) or same (both on one CPU: faster round trips, no cross-CPU "
-             "wake-up)")]
+        help="Where --pin puts every case: same (the table: client and database on one "
+             "CPU), separate (each on its own) or db-with-client")]
         = DEFAULT_PLACEMENT,
     protocol: Annotated[str | None, typer.Option(
         help="Protocols of stacks that offer several, e.g. binary,sql (tarantool), "
@@ -141,9 +149,11 @@ def run_kv(
         = DEFAULT_PREFIX,
     keep: Annotated[bool, typer.Option(help="Keep the table after each case")] = False,
     seed: Annotated[int, typer.Option(help="Random seed for keys")] = 42,
+    db_rtt: DbRtt = None,
     output: Output = None,
     html: Html = None,
     export: Export = None,
+    profile: Profile = False,
     cluster: ClusterOption = None,
 ) -> None:
     """kv: single-key CRUD by random key, each operation its own benchmark."""
@@ -153,30 +163,22 @@ def run_kv(
                           target_ci_pct=ci, stop_rule=stop_rule, pause_s=pause,
                           latency=latency, seed=seed, interval_s=interval)
     options = KvOptions(rows=rows, distribution=distribution, prefix=prefix, keep=keep,
-                        baseline=baseline, pin=pin, pin_cpus=pin_cpus, cluster=cluster)
+                        baseline=baseline, pin=pin, pin_cpus=pin_cpus, cluster=cluster,
+                        profile=profile)
     options.check()
+    if profile and not probes:
+        raise UserError("--profile attaches to the trees the probes measure: drop --no-probes")
     ops = split_list(op, "--op")
     modes = split_list(mode, "--mode")
     with run_targets(target) as targets:
-        stacks = split_list(stack, "--stack") or _default_stacks(targets)
+        stacks = split_list(stack, "--stack") or default_stacks(targets, "kv")
         cases = kv_cases(targets, stacks, ops, modes, revs, options, sweep,
                          split_list(loop, "--loop"))
         cases = with_probes(expand_protocols(cases, split_list(protocol, "--protocol")),
                             probes)
+        cases = with_paths(cases, db_paths(db_rtt, targets))
         results = execute(RunRequest(KvWorkload(options), cases, config,
-                                     output or default_output("kv"), redacted_argv()),
+                                     results_path(output, html, export, "kv"),
+                                     redacted_argv()),
                           console)
     finish(results, html, export)
-
-
-def _default_stacks(targets: list[TargetURL]) -> list[str]:
-    defaults = {"sqlite": "sqlite3", "postgresql": "psycopg", "mysql": "pymysql",
-                "tarantool": "tarantool"}
-    stacks = []
-    for t in targets:
-        name = defaults.get(t.kind)
-        if name and name not in stacks:
-            stacks.append(name)
-    if not stacks:
-        raise UserError("no default stack for these targets: name one with --stack")
-    return stacks

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
+from dbstand.sql.bulk import Loaded, Progress
 from dbstand.targets.url import TargetURL
 
 Op = Callable[[Any], object]
@@ -64,8 +65,14 @@ class KvClient(ABC):
         """(Re)create dbstand's kv table; refuse if another owner has the name."""
 
     @abstractmethod
-    def fill(self, rows: Iterable[tuple[int, str]]) -> None:
-        """Insert rows (id, name) in one transaction."""
+    def fill(self, rows: Iterable[tuple[int, str]],
+             progress: Progress | None = None) -> Loaded:
+        """Insert rows (id, name) by the kind's bulk path (sql/bulk.py), statistics
+        gathered after; what it did (rows, seconds, path) for the record."""
+
+    def restore(self, rows: Iterable[tuple[int, str]]) -> None:
+        """Put back rows an iteration deleted (the few of one iteration)."""
+        self.fill(rows)
 
     @abstractmethod
     def drop_table(self) -> None: ...

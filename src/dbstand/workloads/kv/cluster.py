@@ -36,6 +36,18 @@ class KvShareRecipe:
     def share(self, mode: ModeSpec) -> KvShareRecipe:
         return replace(self, mode=mode)
 
+    def destination(self) -> tuple[str, int] | None:
+        """The address the connections go to (the proxy's on a routed path); None for
+        SQLite (no network)."""
+        from dbstand.drivers.endpoint import endpoint
+        from dbstand.targets.url import parse_target_url
+
+        target = parse_target_url(self.target)
+        if not target.host:
+            return None
+        where = endpoint(target)
+        return (where.host, where.port) if where.port else None
+
     def build(self) -> Executor:
         """The kv workload's own executor for this share (as on one machine)."""
         from dbstand.engine.executor import SyncExecutor
@@ -60,18 +72,18 @@ class KvCluster:
         self.spec = parse_cluster(spec_text)
         self.session: ClusterSession | None = None
 
-    def check(self, cases: list[Case]) -> None:
-        """What a cluster cannot run, before it is started."""
+    def check(self, cases: list[Case], specs: list[Any]) -> None:
+        """What a cluster cannot run, before it is started (`specs`: each case's
+        StackSpec, on its protocol and driver)."""
         from dbstand.distributed.executor import cluster_shares
         from dbstand.workloads.kv.adapters.external import ExternalKv
-        from dbstand.workloads.kv.workload import case_spec
 
-        for case in cases:
+        for case, spec in zip(cases, specs, strict=True):
             if case.target.is_memory:
                 raise UserError("an in-memory SQLite database lives in one process: give "
                                 "--cluster a file (sqlite:///path.db) or a database server")
             cluster_shares(parse_mode(case.mode), self.spec.workers or 1)
-            client_cls = case_spec(case).load("kv")
+            client_cls = spec.load("kv")
             if isinstance(client_cls, type) and issubclass(client_cls, ExternalKv):
                 raise UserError(f"stack {case.stack!r} runs another program for its "
                                 "operations: --cluster does not apply to it")

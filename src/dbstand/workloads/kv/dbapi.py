@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
+import time
 from abc import abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Any
 
-from dbstand.errors import TargetError
+from dbstand.drivers import open_with
+from dbstand.sql import bulk
 from dbstand.sql.dialects import Dialect, dialect_for, server_facts
 from dbstand.sql.ownership import Ownership
 from dbstand.sql.paramstyle import to_paramstyle
-from dbstand.targets.connect_errors import connect_error
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.kv.client import ConnKvClient, Op
 
 KV_SUFFIX = "kv"
-
-
-def open_dbapi(opener: Callable[[], Any], target: TargetURL) -> Any:
-    """Call a driver's connect, turning its failure into one clear TargetError line."""
-    try:
-        return opener()
-    except TargetError:
-        raise
-    except Exception as exc:  # drivers raise their own hierarchies
-        raise connect_error(exc, target) from None
+KV_COLUMNS = ("id", "name")
 
 
 class DbApiKvClient(ConnKvClient):
@@ -46,7 +38,7 @@ class DbApiKvClient(ConnKvClient):
         """Open a DB-API connection in autocommit mode (each driver its own way)."""
 
     def connect(self) -> None:
-        self.conn = open_dbapi(self._open, self.target)
+        self.conn = open_with(self._open, self.target)
         self.cur = self.conn.cursor()
         self.ownership = Ownership(self.cur, self.dialect, self.paramstyle, self.prefix)
 
@@ -55,6 +47,11 @@ class DbApiKvClient(ConnKvClient):
 
     def server_facts(self) -> dict[str, Any]:
         return server_facts(self.target.kind, self.cur)
+
+    def ping(self) -> None:
+        """One trivial statement and its answer (the network axis's RTT check)."""
+        self.cur.execute("SELECT 1")
+        self.cur.fetchall()
 
     def forms(self) -> dict[str, str]:
         return dict(self.dialect.forms)
@@ -91,9 +88,29 @@ class DbApiKvClient(ConnKvClient):
     def drop_table(self) -> None:
         self.ownership.drop(self.table)
 
-    def fill(self, rows: Iterable[tuple[int, str]]) -> None:
+    def fill(self, rows: Iterable[tuple[int, str]],
+             progress: bulk.Progress | None = None) -> bulk.Loaded:
+        """The kind's bulk path (sql/bulk.py) when this machine has its driver, else
+        multi-row INSERTs in one transaction through this client's own driver."""
+        loaded = bulk.load(self.target, self.table, KV_COLUMNS, rows, connection=self.conn,
+                           progress=progress)
+        if loaded is None:
+            loaded = self._insert_rows(rows, analyze=True)
+        if self.dialect.after_fill:
+            self.cur.execute(self.dialect.after_fill.format(t=self.table))
+            self.cur.fetchall()
+        return loaded
+
+    def restore(self, rows: Iterable[tuple[int, str]]) -> None:
+        """Put back the few rows an iteration deleted: on this connection, no statistics
+        (between iterations, where a new connection and an ANALYZE would be noise)."""
+        self._insert_rows(rows, analyze=False)
+
+    def _insert_rows(self, rows: Iterable[tuple[int, str]], analyze: bool) -> bulk.Loaded:
+        start = time.perf_counter()
         per_stmt = max(1, min(500, self.dialect.max_params // 2))
         it = iter(rows)
+        done = 0
         self.cur.execute("BEGIN")
         try:
             while chunk := list(islice(it, per_stmt)):
@@ -101,13 +118,15 @@ class DbApiKvClient(ConnKvClient):
                 flat = [v for row in chunk for v in row]
                 self.cur.execute(self.sql(f"INSERT INTO {self.table} (id, name) VALUES {values}"),
                                  flat)
-            if self.dialect.after_fill:
-                self.cur.execute(self.dialect.after_fill.format(t=self.table))
-                self.cur.fetchall()
+                done += len(chunk)
             self.cur.execute("COMMIT")
         except BaseException:
             self.cur.execute("ROLLBACK")
             raise
+        if analyze:
+            bulk.analyze(self.cur, self.target.kind, self.table)
+        return bulk.Loaded(self.table, done, time.perf_counter() - start,
+                           f"multi-row INSERT ({self.stack})")
 
     def count(self, where: str = "", params: Sequence[Any] = ()) -> int:
         clause = f" WHERE {where}" if where else ""

@@ -16,8 +16,8 @@ from dbstand.errors import UserError
 from dbstand.modes.executors import AsyncioExecutor, ThreadExecutor, new_event_loop
 from dbstand.modes.processes import ProcessExecutor
 from dbstand.modes.spec import ModeSpec
-from dbstand.stacks.catalog import StackSpec, get_stack
 from dbstand.targets.url import TargetURL, parse_target_url
+from dbstand.workloads.catalog import StackSpec, get_stack
 from dbstand.workloads.kv.client import AsyncKvClient, KvClient
 
 

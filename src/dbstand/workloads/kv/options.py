@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from dbstand.errors import UserError
 from dbstand.modes.pinning import DEFAULT_PLACEMENT, PLACEMENTS
-from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
+from dbstand.profiles import profile_param
+from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 
 DEFAULT_ROWS = 10_000
 
@@ -24,12 +25,14 @@ class KvOptions:
     keep: bool = False
     #: `--baseline STACK[@MODE][@LOOP]`, recorded with every case for the report
     baseline: str | None = None
-    #: pin cases whose client is one process (`--no-pin`: none)
+    #: place every case by the placement table (modes/pinning.py); `--no-pin`: none
     pin: bool = True
-    #: `--pin-cpus`: separate (client and server each on its own CPU) or same
+    #: `--pin-cpus`: a candidate of the placement table (default: the table's)
     pin_cpus: str = DEFAULT_PLACEMENT
     #: `--cluster` (local:N, tcp://, tls://): the clients on a Dask cluster's workers
     cluster: str | None = None
+    #: `--profile`: sample the measured trees (dbstand.profiles); a case param when set
+    profile: bool = False
 
     def check(self) -> None:
         """A bad value fails here, before anything runs."""
@@ -52,4 +55,4 @@ class KvOptions:
     def params(self) -> dict[str, object]:
         """What each case records of them (the results file's case params)."""
         return {"rows": self.rows, "distribution": self.distribution,
-                "prefix": self.prefix, "keep": self.keep}
+                "prefix": self.prefix, "keep": self.keep, **profile_param(self.profile)}

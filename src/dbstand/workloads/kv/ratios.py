@@ -73,7 +73,7 @@ def _best(records: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def _protocol_order(stack: str) -> tuple[str, ...]:
     try:
-        from dbstand.stacks.catalog import get_stack
+        from dbstand.workloads.catalog import get_stack
 
         return get_stack(stack).protocols
     except Exception:  # a stack this version does not know: keep the run's order

@@ -31,9 +31,11 @@ from dbstand.workloads.kv.table import (
     sweep_lines,
     table_rows,
 )
+from dbstand.workloads.network_axis import path_lines
 
 #: probe columns: shown when at least one row has a value
-PROBE_KEYS = ("client_cpu_us", "server_cpu_us", "server_rss_mb", "stmts_per_op", "stmt_kinds")
+PROBE_KEYS = ("client_cpu_us", "server_cpu_us", "server_rss_mb", "stmts_per_op", "stmt_kinds",
+              "path", "rtt_ms", "round_trips", "floor_us", "p50_added_us", "proxy_cpu_us")
 
 COLUMNS = (
     Column("stack", "stack"),
@@ -41,6 +43,7 @@ COLUMNS = (
     Column("mode", "mode"),
     Column("loop", "loop"),
     Column("op", "op"),
+    Column("path", "path"),
     Column("ops_per_s", "ops/s ↑", True),
     Column("ci95_pct", "±CI%", True),
     Column("vs_baseline", "vs baseline ↑", True),
@@ -56,6 +59,11 @@ COLUMNS = (
     Column("server_rss_mb", "srv peak RSS MB", True, compact=False),
     Column("stmts_per_op", "stmts/op", True),
     Column("stmt_kinds", "statements by kind/op", compact=False),
+    Column("rtt_ms", "RTT ms (measured)", True),
+    Column("round_trips", "round trips/op", True),
+    Column("floor_us", "floor µs/op", True),
+    Column("p50_added_us", "p50 over direct µs", True),
+    Column("proxy_cpu_us", "proxy CPU µs/op", True),
     Column("note", "note"),
 )
 CAPTION = ("↑ higher is better, ↓ lower is better. ops/s: mean over iterations, ±CI%: its "
@@ -63,7 +71,11 @@ CAPTION = ("↑ higher is better, ↓ lower is better. ops/s: mean over iteratio
            "with its share, instead of a mean); vs baseline: ops/s over the baseline case "
            "of the same operation; n: iterations; latency per operation in µs; CPU "
            "(user+sys) of the client and of the database server and statements counted by "
-           "the server, per operation. `dbstand report FILE -f csv` has every column.")
+           "the server, per operation. Paths (--db-rtt): direct, or through Toxiproxy with "
+           "half the RTT each way; RTT measured before the case; round trips: the proxy's "
+           "request-then-answer turns per operation; floor: round trips x RTT; p50 over "
+           "direct: the added latency under the case's own load. `dbstand report FILE -f "
+           "csv` has every column.")
 DATA_KEYS = [c.key for c in COLUMNS] + ["unstable", "failed", "bimodal", "pinned"]
 
 
@@ -117,8 +129,11 @@ def notes(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> list[str
     pins = pinning_line(records)
     if pins:
         lines.append(pins)
+    loaded = load_line(records)
+    if loaded:
+        lines.append(loaded)
     text = baseline_text(records) if any(r["vs_baseline"] is not None for r in rows) else ""
-    return lines + ([text] if text else []) + sweep_lines(records)
+    return lines + ([text] if text else []) + sweep_lines(records) + path_lines(records)
 
 
 def pinning_line(records: list[dict[str, Any]]) -> str:
@@ -137,7 +152,28 @@ def pinning_line(records: list[dict[str, Any]]) -> str:
     parts = [f"{len(group)} {name} (client CPU {group[0].get('client_cpus')}, server CPU "
              f"{group[0].get('server_cpus') or '-'})" for name, group in placements.items()]
     return (f"CPU pinning: {len(on)} of {len(pins)} case(s) pinned: " + ", ".join(parts)
-            + " (the others: a processes mode, or --no-pin)")
+            + ("" if len(on) == len(pins)
+               else " (the others: no server process here, or --no-pin)"))
+
+
+def load_line(records: list[dict[str, Any]]) -> str:
+    """How the tables were filled before the cases (untimed), and how fast."""
+    loads = [r["data_load"] for r in records
+             if r.get("status") == "ok" and isinstance(r.get("data_load"), dict)]
+    if not loads:
+        return ""
+    by_path: dict[str, list[dict[str, Any]]] = {}
+    for load in loads:
+        by_path.setdefault(str(load.get("path")), []).append(load)
+    parts = []
+    for path, group in by_path.items():
+        rates = sorted(float(g.get("rows_per_s") or 0) for g in group)
+        rows = sorted({int(g.get("rows") or 0) for g in group})
+        span = (f"{rates[0]:,.0f}" if rates[0] == rates[-1]
+                else f"{rates[0]:,.0f}-{rates[-1]:,.0f}")
+        parts.append(f"{len(group)} by {path}, {'/'.join(f'{n:,}' for n in rows)} rows "
+                     f"at {span} rows/s")
+    return "tables loaded before each case (untimed): " + "; ".join(parts)
 
 
 def ratio_table(records: list[dict[str, Any]]) -> Table | None:

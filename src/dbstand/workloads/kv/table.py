@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from dbstand.network.rtt import DIRECT, path_of
+
 
 def _fmt(value: Any, digits: int = 1) -> str:
     if value is None:
@@ -59,6 +61,33 @@ def _probe_cells(record: dict[str, Any]) -> dict[str, Any]:
             "server_cpu_us": probes.get("server_cpu_us_per_op"),
             "server_rss_mb": probes.get("server_peak_rss_mb"),
             "stmts_per_op": total, "stmt_kinds": text or (None if kinds is None else "0")}
+
+
+def path_title(record: dict[str, Any]) -> str | None:
+    """The case's network path ("direct", "proxy, 0 ms", "0.5 ms"); None off the axis."""
+    label = (record.get("params") or {}).get("db_rtt")
+    return None if label is None else path_of(str(label)).title
+
+
+def _path_key(record: dict[str, Any]) -> tuple[str, ...]:
+    return (str(record.get("target")), case_label(record), str(record.get("op")))
+
+
+def _network_cells(record: dict[str, Any], direct_p50: dict[tuple[str, ...], float]
+                   ) -> dict[str, Any]:
+    """The path and what was measured on it: the RTT before the case, the round trips
+    and their floor (round trips x RTT) per operation, the proxy's CPU, and the p50
+    under the case's load over the same case's on the direct path."""
+    net = record.get("network") or {}
+    trips, rtt_ms = net.get("round_trips_per_op"), net.get("measured_rtt_ms")
+    p50 = (record.get("latency_us") or {}).get("p50")
+    base = direct_p50.get(_path_key(record))
+    return {"path": path_title(record), "rtt_ms": rtt_ms, "round_trips": trips,
+            "floor_us": round(trips * max(rtt_ms, 0.0) * 1000, 1)
+            if trips is not None and rtt_ms is not None else None,
+            "p50_added_us": round(p50 - base, 1)
+            if p50 is not None and base is not None and net else None,
+            "proxy_cpu_us": net.get("proxy_cpu_us_per_op")}
 
 
 def loop_of(record: dict[str, Any]) -> str:
@@ -154,6 +183,9 @@ def bimodal_text(b: dict[str, Any]) -> str:
 def table_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Raw values per column (numbers stay numbers for CSV/JSON)."""
     refs = baselines(records)
+    direct_p50 = {_path_key(r): p50 for r in records
+                  if (r.get("params") or {}).get("db_rtt") == DIRECT and _ok(r)
+                  and (p50 := (r.get("latency_us") or {}).get("p50")) is not None}
     rows = []
     for r in records:
         lat = r.get("latency_us") or {}
@@ -192,6 +224,7 @@ def table_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "latency": timed,
             "harness_overhead_ns": r.get("harness_overhead_ns"),
             **_probe_cells(r),
+            **_network_cells(r, direct_p50),
             "note": " ".join(notes),
             "error": r.get("error"),
             "op_form": r.get("op_form"),
@@ -211,8 +244,10 @@ def formatted(row: dict[str, Any], key: str) -> str:
         return f"{value:.2f}x"
     if key == "ci95_pct" and value is not None:
         return f"±{value:.1f}"
-    if key == "stmts_per_op" and value is not None:
+    if key in ("stmts_per_op", "round_trips") and value is not None:
         return f"{value:.2f}"
+    if key == "rtt_ms" and value is not None:
+        return f"{value:.3f}"
     return _fmt(value)
 
 

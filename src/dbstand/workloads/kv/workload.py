@@ -16,11 +16,13 @@ from typing import Any
 from dbstand.engine import Benchmark, EngineConfig, run_benchmark
 from dbstand.errors import CaseFailed, UserError
 from dbstand.modes.pinning import pinned
-from dbstand.modes.spec import ModeSpec, parse_mode
+from dbstand.modes.spec import parse_mode
+from dbstand.network.route import proxy_probe
 from dbstand.probes.case import CaseProbes
 from dbstand.probes.locate import server_pid
-from dbstand.stacks.catalog import StackSpec, get_stack
-from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.admin import admin_client
+from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload, prove_access
+from dbstand.workloads.catalog import StackSpec, get_stack
 from dbstand.workloads.kv.adapters.external import ExternalKv
 from dbstand.workloads.kv.client import KvClient
 from dbstand.workloads.kv.cluster import KvCluster, KvShareRecipe
@@ -116,7 +118,7 @@ class KvBenchmark:
             self._expect(c.count(), self.rows, "rows after upserts (all hits)")
         elif op == "delete":
             self._expect(c.count(), self.rows - self.revs, "rows after deletes")
-            c.fill(sorted((k, f"tuple_{k}") for (k,) in args))
+            c.restore(sorted((k, f"tuple_{k}") for (k,) in args))
         if op != "insert":
             self._expect(c.count(), self.rows, "rows after restoring")
 
@@ -177,23 +179,6 @@ def check_sizes(rows: int, revs: int) -> None:
                         "use fewer revs")
 
 
-def placement_for(mode: ModeSpec, round_trip: str) -> tuple[str | None, str]:
-    """Where `--pin` puts a case's client and server, or None and why not.
-
-    Round-trip-bound cases (one operation in flight) go where `--pin-cpus` says
-    (`round_trip`). Concurrent cases whose client is one process (threads under the
-    GIL, coroutines) keep client and server on separate CPUs: both are busy at once, so
-    sharing a CPU would serialise them, and leaving them to the scheduler lets the two
-    swap CPUs mid-iteration, the source of the two clusters of iteration times seen
-    unpinned. A processes mode spreads its client over CPUs and is left alone.
-    """
-    if mode.kind == "processes":
-        return None, "not pinned: processes mode spreads the client over CPUs"
-    if mode.concurrency > 1:
-        return "separate", ""
-    return round_trip, ""
-
-
 class KvWorkload(Workload):
     name = "kv"
     description = "single-key CRUD by random key: select, insert, update, upsert, replace, delete"
@@ -241,18 +226,14 @@ class KvWorkload(Workload):
             key = (case.stack, case.target.secret())
             if key not in seen:
                 seen.add(key)
-                client = open_admin_client(case)  # proves reachability and credentials
-                try:
-                    client.check_ownership()
-                finally:
-                    client.close()
+                prove_access(open_admin_client(case))
                 if spec.is_async:
                     executor = build_executor(spec, case.target, _prefix(case), "select",
                                               parse_mode("asyncio:1"), None,
                                               case.params.get("loop", "asyncio"))
                     executor.close()  # the asyncio driver itself can connect
         if self.cluster is not None:
-            self.cluster.check(cases)
+            self.cluster.check(cases, [case_spec(c) for c in cases])
             self.cluster.open(cases)
 
     def run_case(self, case: Case, config: EngineConfig, progress: Progress) -> CaseOutcome:
@@ -268,7 +249,8 @@ class KvWorkload(Workload):
                 packages.update(admin_spec.versions())
                 server["admin_stack"] = admin_spec.name
             client.create_table()
-            client.fill((k, f"tuple_{k}") for k in range(1, rows + 1))
+            loaded = client.fill(((k, f"tuple_{k}") for k in range(1, rows + 1)),
+                                 lambda done, _total: progress(done, rows))
             kv = KvBenchmark(client, case.op, rows, config.revs,
                              case.params["distribution"], config.seed)
             bench = kv.benchmark()
@@ -284,14 +266,12 @@ class KvWorkload(Workload):
                                           client, case.params.get("loop", "asyncio"),
                                           config.gc_off)
             probes: CaseProbes | None = None
-            pin_cpus = self.options.pin_cpus
-            placement, why_not = placement_for(mode, pin_cpus)
-            want = self.options.pin and placement is not None
+            # one placement for every mode: a table's ratios compare like with like
+            want = self.options.pin
             pid = server_pid(case.target)[0] if want else None
             try:
                 probes = _probes(case, client)
-                with pinned(pid, want, why_not,
-                            placement or pin_cpus) as pins:
+                with pinned(pid, want, placement=self.options.pin_cpus) as pins:
                     measurement = run_benchmark(bench, config, progress, executor, probes,
                                                 probes.warmup if probes else None)
                 server["cpu_pinning"] = pins.record()
@@ -315,6 +295,7 @@ class KvWorkload(Workload):
         if not spec.is_async:
             metrics["client"] = client.describe()
             metrics.update(client.details())
+        metrics["data_load"] = loaded.record()
         if probed is not None:
             metrics["probes"] = probed
         if case.op in ("upsert", "replace"):
@@ -338,4 +319,5 @@ def _probes(case: Case, client: KvClient) -> CaseProbes | None:
         return None
     scope = getattr(client, "client_cpu_scope", "process")
     conn = getattr(client, "conn", None) if case.mode == "sync" else None
-    return CaseProbes(case.target, _prefix(case), client_scope=scope, sqlite_conn=conn)
+    return CaseProbes(case.target, _prefix(case), client_scope=scope, sqlite_conn=conn,
+                      admin=admin_client, proxy=proxy_probe(case.target))

@@ -28,10 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from dbstand.errors import UserError
-from dbstand.sql.ownership import check_prefix
 from dbstand.stacks.launcher import StackHandle, running_stack
 from dbstand.stacks.manifest import get_manifest, stacks_for
+from dbstand.targets.kinds import get_kind
 from dbstand.targets.managed import password_for
+from dbstand.targets.prefix import check_prefix
+from dbstand.targets.sqlite.path import path_of
 from dbstand.targets.url import TargetURL, parse_target_url
 from dbstand.workloads.parking import db, schema
 from dbstand.workloads.parking.functions import BROKEN
@@ -85,8 +87,8 @@ def _resolve(target: TargetURL | str) -> TargetURL:
     """The target as the server process needs it: password filled in, absolute path."""
     target = parse_target_url(target) if isinstance(target, str) else target
     db.check_target(target)
-    if target.kind == "sqlite":
-        return replace(target, database=db.sqlite_path(target))
+    if get_kind(target.kind).embedded:
+        return replace(target, database=path_of(target))
     if target.password is None and (found := password_for(target)) is not None:
         return target.with_password(found)
     return target

@@ -21,7 +21,7 @@ from rich.table import Table
 
 from dbstand.console import console
 from dbstand.errors import UserError
-from dbstand.sql.ownership import DEFAULT_PREFIX, check_prefix
+from dbstand.targets.prefix import DEFAULT_PREFIX, check_prefix
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.parking.cli_run import parking_targets
 from dbstand.workloads.parking.functions import BROKEN as BROKEN_SWITCHES
@@ -32,6 +32,7 @@ from dbstand.workloads.parking.suite import (
     totals_mismatch,
     verify,
 )
+from dbstand.workloads.parking.suite.client import DEFAULT_TIMEOUT_S
 from dbstand.workloads.parking.workload import _check_reachable, parking_stacks
 
 #: every deliberate fault a Python implementation can be started with (tests only)
@@ -133,6 +134,9 @@ def verify_parking(
     prefix: Annotated[str, typer.Option(
         help="Prefix of the service's tables (to start it with, or to read the totals of "
              "a --url service)")] = DEFAULT_PREFIX,
+    timeout: Annotated[float, typer.Option(
+        help="Seconds one call may take before it fails (a service that stops answering "
+             "fails each scenario after this)")] = DEFAULT_TIMEOUT_S,
     broken: Annotated[str | None, typer.Option(
         hidden=True, help="Test only: start a Python service with one deliberate fault "
                           f"({', '.join(BROKEN)})")] = None,
@@ -141,11 +145,14 @@ def verify_parking(
     with a database, the totals the passes must leave."""
     if passes < 1:
         raise UserError("--passes must be at least 1")
+    if not 0 < timeout <= 3600:
+        raise UserError(f"--timeout must be more than 0 and at most 3600 seconds (got "
+                        f"{timeout:g})")
     check_prefix(prefix)
     wrong: dict[str, tuple[Any, Any]] | None = None
     with _checked(stack, target, url, logging, broken, prefix) as (base, database):
         before = _totals(database, prefix) if database is not None else None
-        client = ParkingClient(base)
+        client = ParkingClient(base, timeout)
         try:
             verdicts, failure = verify(client, passes)
         finally:

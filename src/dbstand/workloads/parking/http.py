@@ -80,12 +80,13 @@ def create_app() -> WsgiApp:
     (docs/stack-manifest.md): the implementation in DBSTAND_PARKING_IMPL, the target in
     DBSTAND_DB_URL with its password read from DBSTAND_DB_PASSWORD_FILE (never from
     the environment), the request log in DBSTAND_LOG_FILE when DBSTAND_LOGGING=1."""
+    from dbstand.targets.kinds import get_kind
     from dbstand.targets.url import parse_target_url
     from dbstand.workloads.parking.implementations import load_service
 
     env = os.environ
     target = parse_target_url(env["DBSTAND_DB_URL"].replace(":***@", "@"))
-    if target.kind == "sqlite":
+    if get_kind(target.kind).embedded:
         target = replace(target, database=env.get("DBSTAND_DB_NAME") or target.database)
     secret = env.get("DBSTAND_DB_PASSWORD_FILE")
     if secret:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dbstand.errors import UserError
+from dbstand.profiles import profile_param
 
 DEFAULT_PASSES = 20          # the study: batches of 20 passes
 DEFAULT_BATCHES = 5          # ... 5 batches, 100 passes per configuration
@@ -26,6 +27,8 @@ class ParkingOptions:
     keep: bool = False           # keep the service's tables after the run
     #: the stack the report compares every stack's server CPU with
     baseline: str = BASELINE
+    #: `--profile`: sample the measured trees (dbstand.profiles); a case param when set
+    profile: bool = False
 
     def check(self) -> None:
         if self.passes < 1:
@@ -36,4 +39,4 @@ class ParkingOptions:
     def params(self) -> dict[str, object]:
         """What each case records of them (the baseline is in its metrics)."""
         return {"passes": self.passes, "batches": self.batches, "prefix": self.prefix,
-                "keep": self.keep}
+                "keep": self.keep, **profile_param(self.profile)}

@@ -30,6 +30,7 @@ from dbstand.report.model import (
     Table,
     measurement,
 )
+from dbstand.workloads.network_axis import path_lines, paths_label
 
 KINDS = (("select", "SELECT"), ("select_for_update", "FOR UPD"), ("update", "UPDATE"),
          ("insert", "INSERT"), ("delete", "DELETE"))
@@ -69,8 +70,16 @@ LOGGING_CAPTION = ("gain = (on − off) ÷ on, the share of the logging-on figur
                    "gains only: its costs here are derived, g ÷ (1 − g).")
 
 
+def where(r: dict[str, Any]) -> str:
+    """The database a case used, with its --db-rtt path when it had one: cases on
+    different paths are different rows, each compared with its own path's baseline."""
+    label = paths_label(r.get("params") or {})
+    target = str(r.get("target"))
+    return target if label is None else f"{target} ({label})"
+
+
 def _key(r: dict[str, Any]) -> tuple[str, str, int]:
-    return (str(r.get("target")), str(r.get("stack")), int(r.get("params", {}).get("users", 1)))
+    return (where(r), str(r.get("stack")), int(r.get("params", {}).get("users", 1)))
 
 
 def _logging(r: dict[str, Any]) -> str:
@@ -118,7 +127,7 @@ def baseline_of(records: list[dict[str, Any]]) -> str:
 def _baseline_cpu(records: list[dict[str, Any]], baseline: str
                   ) -> dict[tuple[str, str, int], float]:
     """(target, logging, users) -> the baseline stack's server CPU per pass."""
-    return {(str(r.get("target")), _logging(r), int(r.get("params", {}).get("users", 1))):
+    return {(where(r), _logging(r), int(r.get("params", {}).get("users", 1))):
             r["app_cpu_ms_per_pass"] for r in records
             if r.get("status") == "ok" and r.get("stack") == baseline
             and r.get("app_cpu_ms_per_pass")}
@@ -139,9 +148,9 @@ def rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         logging = _logging(r)
         ms = r.get("ms_per_pass")
         cpu = r.get("app_cpu_ms_per_pass")
-        base = reference.get((str(r.get("target")), logging, int(params.get("users", 1))))
+        base = reference.get((where(r), logging, int(params.get("users", 1))))
         row: dict[str, Any] = {
-            "target": r.get("target"), "target_kind": r.get("target_kind"),
+            "target": where(r), "target_kind": r.get("target_kind"),
             "stack": r.get("stack"), "logging": logging,
             "users": params.get("users"), "status": r.get("status"),
             "error": r.get("error", ""), "unstable": bool(r.get("unstable")),
@@ -209,6 +218,10 @@ def _cells(row: dict[str, Any], several_targets: bool) -> list[str]:
 WIDE_ONLY = ("±CI", "DELETE", "log lines")
 
 
+#: the columns that say which case a row is (kept in every part of a folded table)
+ROW_NAMES = ("target", "stack", "logging", "users")
+
+
 def _headers(several_targets: bool) -> list[tuple[str, bool]]:
     return ([("target", False)] if several_targets else []) + [
         ("stack", False), ("logging", False), ("users", True), ("passes/s ↑", True),
@@ -244,7 +257,8 @@ def main_table(records: list[dict[str, Any]]) -> Table:
     headers = _headers(several)
     cells = [_cells(r, several) for r in data]
     study = _study_rows(several)
-    columns = [Column(f"c{i}", name, right, compact=name not in WIDE_ONLY)
+    columns = [Column(f"c{i}", name, right, compact=name not in WIDE_ONLY,
+                      names_row=name in ROW_NAMES)
                for i, (name, right) in enumerate(headers)]
     styles: list[str | None] = [
         ("failed" if row["status"] != "ok" else "unstable" if row["unstable"] else None)
@@ -285,7 +299,8 @@ def logging_table(records: list[dict[str, Any]]) -> Table | None:
             f"study table 4: {label}", "1", "", pct(time_gain),
             pct(round(time_gain / (100 - time_gain) * 100, 1)) + " (derived)", "",
             pct(cpu_gain), pct(round(cpu_gain / (100 - cpu_gain) * 100, 1)) + " (derived)"])
-    columns = [Column(f"l{i}", name, right) for i, (name, right) in enumerate(headers)]
+    columns = [Column(f"l{i}", name, right, names_row=name in ROW_NAMES)
+               for i, (name, right) in enumerate(headers)]
     return Table("the effect of logging (on vs off), both ways", columns,
                  [{f"l{i}": cell for i, cell in enumerate(line)} for line in [*lines, *study]],
                  [None] * len(lines) + ["limit"] * len(study), LOGGING_CAPTION,
@@ -295,7 +310,7 @@ def logging_table(records: list[dict[str, Any]]) -> Table | None:
 def function_table(records: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     """Per-function latency, p50 / p99 in ms, one column per measured case."""
     ok = [r for r in records if r.get("status") == "ok" and r.get("functions")]
-    several = len({str(r.get("target")) for r in ok}) > 1
+    several = len({where(r) for r in ok}) > 1
     header = ["function", "calls/pass"] + [
         (f"{r.get('target_kind')} " if several else "") +
         f"{r['stack']} log {_logging(r)} u{r.get('users')}" for r in ok]
@@ -334,7 +349,7 @@ def footnotes(records: list[dict[str, Any]]) -> list[str]:
     for kind, source in sorted(dbs, key=str):
         lines.append(f"DB CPU on {kind}: {source}")
     baseline = baseline_of(records)
-    measured = {(str(r.get("target")), _logging(r), int(r.get("params", {}).get("users", 1)))
+    measured = {(where(r), _logging(r), int(r.get("params", {}).get("users", 1)))
                 for r in ok}
     missing = measured - set(_baseline_cpu(records, baseline))
     if ok and missing:
@@ -386,7 +401,8 @@ def build(records: list[dict[str, Any]], title: str) -> Report:
              for log in groups],
             anchor="chart-cpu", table_anchor="parking",
             note="Bars: user + sys CPU of the server stack's whole process tree per pass."))
-    return Report(title, [Section("", blocks)], notes=footnotes(records),
+    return Report(title, [Section("", blocks)],
+                  notes=footnotes(records) + path_lines(records, per="pass"),
                   data=data, data_columns=list(data[0]) if data else ["stack"],
                   extra={"study_statements_per_pass": STUDY_STATEMENTS,
                          "study_log_mb_klines_per_100_passes": STUDY_LOG,

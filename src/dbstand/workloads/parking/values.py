@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dbstand.sql.dialects import Dialect
 
 TS_FORMAT = "%Y-%m-%d %H:%M:%S"
 
@@ -45,15 +48,8 @@ def to_ts(value: Any) -> dt.datetime:
     return dt.datetime.strptime(str(value)[:19], TS_FORMAT)
 
 
-def db_money(kind: str, value: Decimal | None) -> Any:
-    """Money as a DB-API parameter for `kind`."""
+def db_money(dialect: Dialect, value: Decimal | None) -> Any:
+    """Money as a DB-API parameter in `dialect` (text where decimals travel as text)."""
     if value is None:
         return None
-    return money_text(value) if kind == "sqlite" else Decimal(value)
-
-
-def db_ts(kind: str, value: dt.datetime | None) -> Any:
-    """A timestamp as a DB-API parameter for `kind`."""
-    if value is None:
-        return None
-    return ts_text(value) if kind == "sqlite" else value
+    return money_text(value) if dialect.decimal_as_text else Decimal(value)

@@ -26,12 +26,19 @@ from dbstand.engine.histogram import LatencyHistogram
 from dbstand.engine.stats import summarize
 from dbstand.errors import CaseFailed, UserError
 from dbstand.modes.executors import ThreadExecutor
+from dbstand.modes.pinning import placed
+from dbstand.network.route import ProxyProbe, path_record, proxy_probe
 from dbstand.probes.cpu import TreeCpu
 from dbstand.probes.locate import server_pid
 from dbstand.probes.statements import StatementCounter, open_counter
+from dbstand.profiles import session as profiles
+from dbstand.targets.kinds import get_kind
 from dbstand.targets.managed import record_for
 from dbstand.targets.url import TargetURL
+from dbstand.workloads.admin import admin_client
 from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
+from dbstand.workloads.network_axis import APP_PARAM, app_path
+from dbstand.workloads.parking import db
 from dbstand.workloads.parking.options import ParkingOptions
 from dbstand.workloads.parking.suite import (
     CALLS_PER_PASS,
@@ -87,12 +94,7 @@ def build_cases(targets: list[TargetURL], stacks: list[str] | None, logging: lis
         if n < 1:
             raise UserError(f"--users must be at least 1 (got {n})")
     for target in targets:
-        if target.kind not in ("sqlite", "postgresql", "mysql"):
-            raise UserError(f"the parking service runs on SQLite, PostgreSQL or MariaDB/MySQL,"
-                            f" not {target.kind}")
-        if target.is_memory:
-            raise UserError("the parking service runs in its own process: give a SQLite "
-                            "file (sqlite:///path.db), not an in-memory database")
+        db.check_target(target)
     per_target: list[tuple[TargetURL, list[str]]] = []
     for target in targets:
         runs_here = parking_stacks(target.kind)
@@ -115,10 +117,8 @@ def build_cases(targets: list[TargetURL], stacks: list[str] | None, logging: lis
 
 def _check_reachable(target: TargetURL, prefix: str) -> None:
     """Connect once with dbstand's own driver: a clear TargetError before any result."""
-    if target.kind == "sqlite":
+    if get_kind(target.kind).embedded:
         return
-    from dbstand.workloads.kv.admin import admin_client
-
     admin_client(target, prefix).close()
 
 
@@ -152,20 +152,28 @@ class ServiceProbes:
     """CPU of the app server, the database server and this client, statements by kind
     and log growth, summed over the counted batches (the engine's Probe protocol)."""
 
-    def __init__(self, service: Any, target: TargetURL, prefix: str):
+    def __init__(self, service: Any, target: TargetURL, prefix: str,
+                 app_proxy: ProxyProbe | None = None):
         self.service = service
+        #: the --app-rtt proxy between the suite's clients and the service
+        self.app_proxy = app_proxy
         self.db_pid, self.db_pid_source = server_pid(target)
         self.app = TreeCpu(service.pid)
         self.db = TreeCpu(self.db_pid) if self.db_pid else None
-        self.client = TreeCpu(os.getpid(), exclude=[p for p in (service.pid, self.db_pid) if p])
+        # on a --db-rtt path the proxy (dbstand's child) is measured apart from the client
+        self.proxy = proxy_probe(target)
+        proxy_pid = target.route.proxy_pid if target.route is not None else None
+        app_proxy_pid = app_proxy.tree.pid if app_proxy is not None else None
+        self.client = TreeCpu(os.getpid(), exclude=[
+            p for p in (service.pid, self.db_pid, proxy_pid, app_proxy_pid) if p])
         self.statements: StatementCounter | None = None
         self.statements_source = ("unavailable: SQLite runs inside the app server, where "
                                   "dbstand cannot count its statements")
         self.server_facts: dict[str, Any] = {}
-        if target.kind != "sqlite":
+        if not get_kind(target.kind).embedded:
             try:
                 self.statements = open_counter(target, prefix,
-                                               managed=record_for(target) is not None)
+                                               record_for(target) is not None, admin_client)
                 self.statements_source = self.statements.source
                 self.server_facts = self.statements.client.server_facts()  # type: ignore[attr-defined]
             except LookupError as exc:
@@ -174,17 +182,32 @@ class ServiceProbes:
         self.log_windows: list[int] = []   # each window's log growth, bytes
         self._log0 = (0, 0)
         self.windows = 0
+        self._profiling = False
+
+    def _attach_profilers(self) -> None:
+        """A profiled case: the app's, the database's and this client's trees from the
+        first counted window on (stopped in `result`); the profilers' CPU counts in none."""
+        profile = profiles.active()
+        if profile is None or self._profiling:
+            return
+        self._profiling = True
+        profile.attach("app", self.service.pid)
+        if self.db_pid:
+            profile.attach("database", self.db_pid)
+        profile.attach("client", os.getpid(), tuple(self.client.exclude))
+        self.client.exclude = (*self.client.exclude, *profile.pids())
 
     def begin(self) -> None:
+        self._attach_profilers()
         if self.statements is not None:
             self.statements.begin()
         self._log0 = self.service.log_size()
-        for tree in (self.db, self.app, self.client):
+        for tree in (self.db, self.proxy, self.app_proxy, self.app, self.client):
             if tree is not None:
                 tree.begin()
 
     def end(self) -> None:
-        for tree in (self.client, self.app, self.db):
+        for tree in (self.client, self.app, self.app_proxy, self.proxy, self.db):
             if tree is not None:
                 tree.end()
         size, lines = self.service.log_size()
@@ -201,6 +224,9 @@ class ServiceProbes:
         A tree whose process could not be read in a window (the app server or the
         database server died, or another process now has its pid) makes the CPU figures
         false: the case fails, naming it, rather than reporting them."""
+        profile = profiles.active()
+        if profile is not None and self._profiling:
+            profile.stop()
         lost = [f"{what}: {tree.lost}" for what, tree in
                 (("app server", self.app), ("database server", self.db)) if tree and tree.lost]
         if lost:
@@ -225,6 +251,8 @@ class ServiceProbes:
              if self.db_pid is None and "embedded" in self.db_pid_source
              else self.db_pid_source),
         }
+        if self.proxy is not None:  # per pass: the network axis's `network` object
+            out["proxy"] = self.proxy.result(passes)
         if self.statements is not None:
             per_pass: dict[str, float | None] = dict(self.statements.per_op(passes))
             total: dict[str, int | None] = dict(self.statements.total())
@@ -247,9 +275,11 @@ class ServiceProbes:
 class PassBenchmark:
     """Iteration = `passes` suite passes per user; re-seed before each, untimed."""
 
-    def __init__(self, service: Any, users: int, passes: int, warmup: int):
+    def __init__(self, service: Any, users: int, passes: int, warmup: int,
+                 base_url: str | None = None):
         self.service, self.users, self.passes, self.warmup = service, users, passes, warmup
-        self.clients = [ParkingClient(service.base_url) for _ in range(users)]
+        # base_url: the service through a --app-rtt proxy, else the service itself
+        self.clients = [ParkingClient(base_url or service.base_url) for _ in range(users)]
         self.functions: dict[str, LatencyHistogram] = {f: LatencyHistogram() for f in PROFILE}
         #: each counted batch's time per function (ns, summed over its calls): the
         #: shares of a pass's time get an interval from their spread over batches
@@ -341,11 +371,14 @@ def _service(case: Case) -> Iterator[Any]:
 
 
 def case_config(config: EngineConfig, case: Case) -> EngineConfig:
-    """Fixed batches like the study (the CI still decides the unstable flag)."""
+    """The study's batches as the least count; more until the 95% CI is within the
+    target or the run's cap (`--load seed` sets the cap to the batches: the study's
+    fixed count, the CI still deciding the unstable flag)."""
     batches = case.params["batches"]
     return dataclasses.replace(config, revs=case.params["passes"] * case.params["users"],
-                               min_iterations=batches, max_iterations=batches,
-                               max_time_s=1e9, latency="all")
+                               min_iterations=batches,
+                               max_iterations=max(batches, config.max_iterations),
+                               latency="all")
 
 
 def parking_metrics(m: CaseMeasurement, case: Case) -> dict[str, Any]:
@@ -390,19 +423,25 @@ class ParkingWorkload(Workload):
         users, passes = case.params["users"], case.params["passes"]
         prefix = case.params.get("prefix", "dbstand_")
         if not case.params.get("keep"):  # close() drops its tables at the end of the run
-            self._to_drop.setdefault((case.target.secret(), prefix), (case.target, prefix))
-        with _service(case) as service:
+            direct = case.target.direct()  # not the --db-rtt proxy, gone by then
+            self._to_drop.setdefault((direct.secret(), prefix), (direct, prefix))
+        with _service(case) as service, app_path(case, service.base_url) as (base, app):
             verdict = conformance(service.base_url)
-            bench = PassBenchmark(service, users, passes, cfg.warmup)
-            probes = ServiceProbes(service, case.target, case.params.get("prefix", "dbstand_"))
+            bench = PassBenchmark(service, users, passes, cfg.warmup, base)
+            probes = ServiceProbes(service, case.target, case.params.get("prefix", "dbstand_"),
+                                   app[1] if app is not None else None)
+            parts = {"stack": [service.pid], "database": [probes.db_pid or 0]}
             try:
-                measurement = run_benchmark(bench.benchmark(), cfg, progress,
-                                            executor=bench.executor(), probe=probes)
+                with placed(parts) as where:
+                    measurement = run_benchmark(bench.benchmark(), cfg, progress,
+                                                executor=bench.executor(), probe=probes)
             finally:
                 probes.close()
                 for client in bench.clients:
                     client.close()
             counted = probes.windows * cfg.revs
+            if app is not None:  # per pass, as every figure of parking
+                app_network = path_record(APP_PARAM, app[0], app[2], app[1].result(counted))
             metrics: dict[str, Any] = {
                 "measurement": measurement, "passes": passes, "batches": case.params["batches"],
                 "users": users, "logging": case.params["logging"],
@@ -414,8 +453,11 @@ class ParkingWorkload(Workload):
                                "balances, receipts, consumes, transfers) equal what its "
                                "passes imply (no lost update)",
                 "case_engine": cfg.as_dict(), "baseline_stack": self.options.baseline,
+                "placement": where.record(),
                 **parking_metrics(measurement, case), **probes.result(counted),
             }
+            if app is not None:
+                metrics["app_network"] = app_network
             server = {"kind": case.target.kind, **probes.server_facts,
                       "app_server": case.stack}
         return CaseOutcome(metrics=metrics, server=server, packages=_versions(case.stack))
@@ -430,7 +472,7 @@ class ParkingWorkload(Workload):
         from contextlib import closing
 
         from dbstand.console import err_console
-        from dbstand.workloads.parking import db, schema
+        from dbstand.workloads.parking import schema
 
         pending, self._to_drop = list(self._to_drop.values()), {}
         for target, prefix in pending:

@@ -1,6 +1,6 @@
 """The `db` and `cache` tests' table: `<prefix>world`, TechEmpower's World (id,
-randomnumber), 10,000 rows, created through dbstand's ownership registry and reused
-while its row count matches."""
+randomnumber), 10,000 rows, created through dbstand's ownership registry, loaded by
+the kind's bulk path (sql/bulk.py) and reused while its row count matches."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import random
 from contextlib import closing
 from typing import Any
 
+from dbstand.sql import bulk
 from dbstand.targets.url import TargetURL
-from dbstand.workloads.kv.admin import admin_client
+from dbstand.workloads.admin import admin_client
 
 WORKLOAD = "webtech"
 ROWS = 10_000
@@ -34,10 +35,13 @@ def ensure_world(target: TargetURL, prefix: str, seed: int = 1) -> None:
                                 "randomnumber INTEGER NOT NULL)", WORKLOAD)
         rnd = random.Random(seed)
         rows = [(i, rnd.randint(1, ROWS)) for i in range(1, ROWS + 1)]
-        insert = client.sql(f"INSERT INTO {table} (id, randomnumber) VALUES (?, ?)")
-        cur.execute("BEGIN")
-        cur.executemany(insert, rows)
-        cur.execute("COMMIT")
+        if bulk.load(target, table, ("id", "randomnumber"), rows,
+                     connection=client.conn) is None:
+            insert = client.sql(f"INSERT INTO {table} (id, randomnumber) VALUES (?, ?)")
+            cur.execute("BEGIN")
+            cur.executemany(insert, rows)
+            cur.execute("COMMIT")
+            bulk.analyze(cur, target.kind, table)
 
 
 def world_rows(target: TargetURL, prefix: str, ids: list[int]) -> dict[int, int]:

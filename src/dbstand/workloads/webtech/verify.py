@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dbstand.probes.statements import open_counter
 from dbstand.stacks.launcher import StackHandle
 from dbstand.targets.url import TargetURL
+from dbstand.workloads.admin import admin_client
 from dbstand.workloads.served import ServedWorkload
 from dbstand.workloads.webtech.data import ROWS, ensure_world, world_rows
 from dbstand.workloads.webtech.rules import (
@@ -32,7 +33,7 @@ def verify_stack(handle: StackHandle, target: TargetURL | None, prefix: str) -> 
     with contextlib.ExitStack() as stack:
         selects_during: Callable[[Callable[[], object]], int] | None = None
         try:
-            counter = open_counter(target, prefix, managed=False)
+            counter = open_counter(target, prefix, False, admin_client)
             stack.callback(counter.close)
 
             def selects_during(action: Callable[[], object]) -> int:

@@ -5,10 +5,15 @@ A case is (stack, test, clients) on one database. Cases come grouped by stack: t
 stack is built and started once, verified by every rule of its tests (a stack that
 fails is recorded as failed with the reasons, and none of its cases is measured),
 measured for each test and client count, and stopped before the next stack starts.
-The study's load is the default: 1 client sending 1,000 requests one after another
-after one warm-up request, and 4 keep-alive clients; 3 repetitions each, the mean
-with its 95% interval. `open` cases load at half the closed-loop maximum measured
-for the same stack and test in this run, with coordinated-omission-corrected latency.
+The study's load shapes each run: 1 client sending requests one after another, and 4
+keep-alive clients; by default (`steady`, http_load.py) each case warms up until its
+throughput is steady, then repeats runs of at least a second and at least the
+study's 1,000 requests per client until the 95% interval of the mean is within 3%
+(or a cap flags it unstable). `--load seed` runs the study literally: one warm-up
+request, 3 runs of exactly 1,000 requests per client. Generator, stack and database
+run where the placement table puts them (modes/pinning.py). `open` cases load at
+half the closed-loop maximum measured for the same stack and test in this run, with
+coordinated-omission-corrected latency.
 """
 
 from __future__ import annotations
@@ -17,17 +22,18 @@ import contextlib
 import os
 from typing import Any
 
-from dbstand.distributed.session import ClusterSession, open_cluster
-from dbstand.distributed.spec import parse_cluster
 from dbstand.engine.config import EngineConfig
 from dbstand.errors import CaseFailed, UserError
+from dbstand.modes.pinning import cpus_for
 from dbstand.probes.locate import server_pid
+from dbstand.profiles import launch_env
 from dbstand.stacks.build import ensure_built
 from dbstand.stacks.launcher import StackHandle, running_stack
 from dbstand.stacks.manifest import Manifest, get_manifest
 from dbstand.targets.url import TargetURL
-from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload
-from dbstand.workloads.http_load import LoadPlan, measure
+from dbstand.workloads.base import Case, CaseOutcome, Progress, Workload, check_known
+from dbstand.workloads.http_load import STEADY, LoadCluster, measure, open_loop_shape, plan_for
+from dbstand.workloads.network_axis import load_on_path
 from dbstand.workloads.served import failures
 from dbstand.workloads.webtech.options import WebtechOptions
 from dbstand.workloads.webtech.rules import STUDY_TESTS, TESTS
@@ -49,9 +55,7 @@ def check_request(stacks: list[str], tests: list[str], clients: list[int],
     """Every axis value known and in range, and at least one case: before a database
     is started for the run."""
     options.check()
-    for test in tests:
-        if test not in TESTS:
-            raise UserError(f"unknown webtech test {test!r} (known: {', '.join(TESTS)})")
+    check_known(tests, TESTS, "webtech test")
     for n in clients:
         if not 1 <= n <= 10_000:
             raise UserError(f"--clients must be from 1 to 10,000 (got {n})")
@@ -86,8 +90,7 @@ class WebtechWorkload(Workload):
 
     def __init__(self, options: WebtechOptions | None = None):
         self.options = options or WebtechOptions()
-        #: with `--cluster`: the session opened at preflight; each worker runs a share
-        self.cluster: ClusterSession | None = None
+        self.cluster = LoadCluster(self.options.cluster)
         #: the database the db and cache tests read (the cases' target)
         self.target: TargetURL | None = None
         self._exit = contextlib.ExitStack()
@@ -112,8 +115,7 @@ class WebtechWorkload(Workload):
                 ensure_built(manifest)
             except UserError as exc:  # not installable here: recorded, the others run
                 self._failed[stack] = f"unavailable: {exc}"
-        if self.options.cluster and self.cluster is None:
-            self.cluster = open_cluster(parse_cluster(self.options.cluster))
+        self.cluster.open()
 
     def _use_target(self, target: TargetURL, prefix: str) -> None:
         """The database the stacks read (a managed server the CLI started, or given)."""
@@ -123,7 +125,10 @@ class WebtechWorkload(Workload):
 
     # --- one case -------------------------------------------------------------------
     def _stack(self, case: Case) -> StackHandle:
-        if self._running is not None and self._running[0] == case.stack:
+        # a case on a --db-rtt path reaches the database through its own proxy: the
+        # stack is started for it (and stopped before the next case's)
+        routed = case.target.route is not None
+        if self._running is not None and self._running[0] == case.stack and not routed:
             return self._running[1]
         self._stop_stack()
         manifest = get_manifest(case.stack, WORKLOAD)
@@ -131,13 +136,15 @@ class WebtechWorkload(Workload):
         needs_db = bool({"db", "cache"} & set(manifest.tests))
         if needs_db and self.target is None:
             raise CaseFailed("no database target for the db and cache tests")
+        target = case.target if routed else self.target
         stack_exit = contextlib.ExitStack()
         handle = stack_exit.enter_context(running_stack(
-            manifest, target=self.target if needs_db else None, prefix=prefix,
+            manifest, target=target if needs_db else None, prefix=prefix,
             workers=case.params["workers"] or self._default_workers(case.stack),
-            static_dir=SERVED.static_dir))
-        self._stack_exit, self._running = stack_exit, (case.stack, handle)
-        checks = SERVED.verify(handle, self.target, prefix)
+            static_dir=SERVED.static_dir, extra_env=launch_env(self.options.profile)))
+        self._stack_exit = stack_exit
+        self._running = None if routed else (case.stack, handle)
+        checks = SERVED.verify(handle, target, prefix)
         problem = failures(checks)
         if problem:
             self._failed[case.stack] = f"verification failed: {problem}"
@@ -146,11 +153,13 @@ class WebtechWorkload(Workload):
         return handle
 
     def _default_workers(self, stack: str) -> int:
-        """The CPU count, raised to the most clients any case of the stack asks for: a
-        prefork server (Apache, Starman) holds one process per kept-alive connection,
-        and fewer would leave clients waiting for a keep-alive timeout."""
+        """The CPUs the placement table gives a stack, raised to the most clients any
+        case of the stack asks for: a prefork server (Apache, Starman) holds one process
+        per kept-alive connection, and fewer would leave clients waiting for a keep-alive
+        timeout. The limit row's static servers follow the same rule."""
         clients = max((n for s, n in self._clients if s == stack), default=1)
-        return min(max(os.cpu_count() or 1, clients), MAX_DEFAULT_WORKERS)
+        cpus = len(cpus_for("stack") or []) or os.cpu_count() or 1
+        return min(max(cpus, clients), MAX_DEFAULT_WORKERS)
 
     def _stop_stack(self) -> None:
         if self._stack_exit is not None:
@@ -165,24 +174,22 @@ class WebtechWorkload(Workload):
         p = case.params
         url = f"{handle.base_url}/{case.op}"
         key = (case.stack, case.op)
+        shape: dict[str, Any] = {"keepalive": p["keepalive"],
+                                 "max_error_rate": p["max_error_rate"]}
         if case.mode == OPEN:
-            best = self._best.get(key)
-            if not best:
-                raise CaseFailed("no closed-loop figure to set the open-loop rate from")
-            plan = LoadPlan(connections=p["clients"], rate=round(best / 2, 1),
-                            duration_s=p["duration_s"], keepalive=p["keepalive"],
-                            repeats=p["repeats"], max_error_rate=p["max_error_rate"])
+            shape.update(connections=p["clients"],
+                         **open_loop_shape(self._best.get(key), p["duration_s"]))
         else:
             n = p["clients"]
-            plan = LoadPlan(connections=n, requests=None if p["duration_s"] else
-                            p["requests"] * n, duration_s=p["duration_s"],
-                            keepalive=p["keepalive"], repeats=p["repeats"],
-                            max_error_rate=p["max_error_rate"])
-        progress(0, plan.repeats)
+            shape.update(connections=n, requests=None if p["duration_s"] else p["requests"] * n,
+                         duration_s=p["duration_s"])
+        plan = plan_for(config, p.get("load", STEADY), **shape)
+        progress(0, plan.max_repeats)
         uses_db = case.op in ("db", "cache")
-        metrics = measure(url, plan, handle.pid, self._db_pid if uses_db else None,
-                          alive=handle.alive, cluster=self.cluster)
-        progress(plan.repeats, plan.repeats)
+        metrics = load_on_path(case, url, lambda load_url: measure(
+            load_url, plan, handle.pid, self._db_pid if uses_db else None,
+            alive=handle.alive, cluster=self.cluster.session), self._stop_stack)
+        progress(metrics["repeats"], metrics["repeats"])
         if case.mode != OPEN:
             self._best[key] = max(self._best.get(key, 0.0), metrics["ops_per_s"])
         metrics.update({"test": case.op, "clients": p["clients"],
@@ -206,6 +213,4 @@ class WebtechWorkload(Workload):
             self._stop_stack()
         finally:
             self._exit.close()
-            if self.cluster is not None:
-                cluster, self.cluster = self.cluster, None
-                cluster.close()
+            self.cluster.close()

@@ -21,8 +21,10 @@ from typing import Any
 
 import peewee as pw
 
+from dbstand.drivers.endpoint import endpoint
+from dbstand.targets.sqlite.path import path_of
 from dbstand.targets.url import TargetURL
-from dbstand.workloads.parking import db, pricing
+from dbstand.workloads.parking import pricing
 from dbstand.workloads.parking.protocol import (
     TICKETS,
     Answer,
@@ -470,15 +472,15 @@ class ParkingApi:
 def database(target: TargetURL) -> pw.Database:
     """The Peewee database of `target` (thread-local connections, opened lazily)."""
     if target.kind == "sqlite":
-        return pw.SqliteDatabase(db.sqlite_path(target), timeout=30,
+        return pw.SqliteDatabase(path_of(target), timeout=30,
                                  pragmas={"busy_timeout": 30000}, check_same_thread=False)
     if target.kind == "postgresql":
         from playhouse.psycopg3_ext import Psycopg3Database
 
         return Psycopg3Database(target.database or target.user, host=target.host,
-                                port=target.port or 5432, user=target.user,
+                                port=endpoint(target).port, user=target.user,
                                 password=target.password, connect_timeout=10)
-    from dbstand.targets.mysql.managed import connect_args
+    from dbstand.drivers.mysql_args import connect_args
 
     args = connect_args(target)
     return pw.MySQLDatabase(args.pop("database"), charset="utf8mb4", connect_timeout=10,

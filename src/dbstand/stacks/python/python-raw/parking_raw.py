@@ -64,7 +64,7 @@ class Tx:
         sql = self.texts.get(text)
         if sql is None:
             sql = self.texts[text] = to_paramstyle(text.format(**self.names),
-                                                   db.PARAMSTYLES[self.kind])
+                                                   db.paramstyle(self.kind))
         return sql
 
     def _params(self, params: tuple[Any, ...]) -> tuple[Any, ...]:

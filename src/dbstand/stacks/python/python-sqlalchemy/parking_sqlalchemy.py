@@ -31,6 +31,8 @@ from sqlalchemy.orm import (
     sessionmaker,
 )
 
+from dbstand.drivers.endpoint import endpoint
+from dbstand.targets.sqlite.path import path_of
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.parking import db, pricing
 from dbstand.workloads.parking.protocol import (
@@ -485,13 +487,13 @@ class ParkingApi:
 
 def engine_url(target: TargetURL) -> sa.URL:
     if target.kind == "sqlite":
-        return sa.URL.create("sqlite+pysqlite", database=db.sqlite_path(target))
+        return sa.URL.create("sqlite+pysqlite", database=path_of(target))
     if target.kind == "postgresql":
         return sa.URL.create(f"postgresql+{db.driver_name('postgresql')}",
                              username=target.user, password=target.password,
-                             host=target.host, port=target.port or 5432,
+                             host=target.host, port=endpoint(target).port,
                              database=target.database or target.user)
-    from dbstand.targets.mysql.managed import connect_args
+    from dbstand.drivers.mysql_args import connect_args
 
     args = connect_args(target)
     return sa.URL.create("mysql+pymysql", username=args["user"], password=args["password"],

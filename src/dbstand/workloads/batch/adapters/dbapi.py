@@ -11,10 +11,10 @@ from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any
 
+from dbstand.drivers import open_with
 from dbstand.sql.dialects import server_facts
 from dbstand.sql.paramstyle import to_paramstyle
 from dbstand.workloads.batch.api import BatchApi, BatchClient, BatchData, Op, pages
-from dbstand.workloads.kv.dbapi import open_dbapi
 
 ApiMethod = Callable[[str, BatchData], None]
 
@@ -47,7 +47,7 @@ class DbApiBatchClient(BatchClient):
         """Open a DB-API connection in the driver's default (transactional) mode."""
 
     def connect(self) -> None:
-        self.conn = open_dbapi(self._open, self.target)
+        self.conn = open_with(self._open, self.target)
         self.cur = self.conn.cursor()
 
     def close(self) -> None:

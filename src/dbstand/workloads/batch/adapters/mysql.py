@@ -34,7 +34,9 @@ def _mysql_key_problem(api: str, op: str, predicate: str) -> str | None:
     return None
 
 
-class PyMySqlBatch(DbApiBatchClient):
+class _MysqlBatch(DbApiBatchClient):
+    """What the MySQL drivers' batch clients share: their APIs and the key problem."""
+
     paramstyle = "format"
     apis = MYSQL_APIS
 
@@ -42,17 +44,12 @@ class PyMySqlBatch(DbApiBatchClient):
     def key_predicate_problem(cls, api: str, op: str, predicate: str) -> str | None:
         return _mysql_key_problem(api, op, predicate)
 
+
+class PyMySqlBatch(_MysqlBatch):
     def _open(self) -> Any:
         return pymysql_driver.connect(self.target, autocommit=False)
 
 
-class MysqlclientBatch(DbApiBatchClient):
-    paramstyle = "format"
-    apis = MYSQL_APIS
-
-    @classmethod
-    def key_predicate_problem(cls, api: str, op: str, predicate: str) -> str | None:
-        return _mysql_key_problem(api, op, predicate)
-
+class MysqlclientBatch(_MysqlBatch):
     def _open(self) -> Any:
         return mysqlclient_driver.connect(self.target, autocommit=False)

@@ -3,7 +3,7 @@
 They show how far a driver's best API is from the database's own client. Each run
 starts the tool, so its process start and login are part of the time (tens of ms):
 negligible at the row counts where the limit matters. Passwords travel through the
-environment (psql) or a private option file (mariadb), never through argv.
+0600 files (psql's PGPASSFILE, mariadb's option file), never argv or the environment.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from dbstand.drivers.endpoint import endpoint
 from dbstand.errors import CaseFailed
 from dbstand.targets.managed import password_for
+from dbstand.targets.postgresql.passfile import passfile_env
 from dbstand.targets.url import TargetURL
 
 TOOL_TIMEOUT_S = 3600.0
@@ -62,11 +64,12 @@ def psql_copy(target: TargetURL, table: str, csv_path: str) -> None:
     psql = psql_binary()
     if psql is None:
         raise CaseFailed("psql \\copy: psql is not installed")
-    argv = [psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", target.host or "127.0.0.1",
-            "-p", str(target.port or 5432), "-U", target.user or "postgres",
-            "-d", target.database or target.user or "postgres",
+    e = endpoint(target)
+    argv = [psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", e.host, "-p", str(e.port),
+            "-U", e.user, "-d", e.database,
             "-c", f"\\copy {table} (f_key, f_value) FROM '{csv_path}' WITH (FORMAT csv)"]
-    _run(argv, {"PGPASSWORD": _password(target), "PGCONNECT_TIMEOUT": "10"}, "psql \\copy")
+    with passfile_env(_password(target)) as env:
+        _run(argv, {**env, "PGCONNECT_TIMEOUT": "10"}, "psql \\copy")
 
 
 def mariadb_load_data(target: TargetURL, table: str, csv_path: str) -> None:
@@ -74,6 +77,7 @@ def mariadb_load_data(target: TargetURL, table: str, csv_path: str) -> None:
     client = mariadb_binary()
     if client is None:
         raise CaseFailed("LOAD DATA LOCAL INFILE: no mariadb/mysql client installed")
+    e = endpoint(target)
     with tempfile.TemporaryDirectory(prefix="dbstand-mycnf-") as folder:
         cnf = Path(folder) / "client.cnf"
         fd = os.open(cnf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -81,8 +85,7 @@ def mariadb_load_data(target: TargetURL, table: str, csv_path: str) -> None:
         with os.fdopen(fd, "w") as fh:
             fh.write(f'[client]\npassword="{password}"\n')
         argv = [client, f"--defaults-extra-file={cnf}", "--local-infile=1", "--protocol=TCP",
-                "-h", target.host or "127.0.0.1", "-P", str(target.port or 3306),
-                "-u", target.user or "root", target.database or "",
+                "-h", e.host, "-P", str(e.port), "-u", e.user, target.database or "",
                 "-e", f"LOAD DATA LOCAL INFILE '{csv_path}' INTO TABLE {table} "
                       "FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' (f_key, f_value)"]
         _run(argv, {}, "LOAD DATA LOCAL INFILE")

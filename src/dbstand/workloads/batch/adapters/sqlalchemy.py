@@ -27,7 +27,7 @@ class _SqlAlchemyBatch(BatchClient):
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        from dbstand.stacks.catalog import get_stack
+        from dbstand.workloads.catalog import get_stack
 
         driver = self.driver or get_stack(self.stack).for_target(self.target.kind).driver
         if driver is None:

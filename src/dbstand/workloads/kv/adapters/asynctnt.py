@@ -35,6 +35,7 @@ from asynctnt.exceptions import (
     TarantoolSchemaError,
 )
 
+from dbstand.drivers.endpoint import endpoint
 from dbstand.errors import CaseFailed, UserError
 from dbstand.targets.connect_errors import connect_error
 from dbstand.targets.managed import password_for
@@ -121,7 +122,7 @@ class AsynctntKv(AsyncKvClient):
         t = self.target
         password = t.password or password_for(t)
         self.conn = asynctnt.Connection(
-            host=t.host or "127.0.0.1", port=t.port or 3301, username=t.user,
+            host=endpoint(t).host, port=endpoint(t).port, username=t.user,
             password=password if t.user else None,
             connect_timeout=10,
             reconnect_timeout=0,  # fail at once instead of retrying forever

@@ -5,85 +5,32 @@ dbstand-owned table from a custom script (a uniformly random id drawn by `\\set`
 one connection, R transactions per iteration, `-M simple` or `-M prepared` as the
 two protocols. An iteration's time is R divided by pgbench's tps (which excludes its
 connection set-up); latencies come from its per-transaction log. The password goes
-through PGPASSWORD in the child's environment, never on its command line.
+through a 0600 password file (targets/postgresql/pgbench.py), never on its command
+line or in its environment.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import random
-import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from dbstand.engine.executor import Executor, IterationResult, Prepared
-from dbstand.errors import CaseFailed, MissingDependencyError, UserError
-from dbstand.targets.managed import password_for
+from dbstand.errors import CaseFailed, UserError
+from dbstand.targets.postgresql.pgbench import (
+    connection_args,
+    find_pgbench,
+    pgbench_version,
+    read_latencies,
+    run_pgbench,
+)
 from dbstand.workloads.kv.adapters.external import ExternalKv
 from dbstand.workloads.kv.adapters.psycopg import PsycopgKv
 
 OPS = ("select", "update")
-TIMEOUT_S = 600
-
-_PROCESSED = re.compile(r"number of transactions actually processed: (\d+)")
-_FAILED = re.compile(r"number of failed transactions: (\d+)")
-_TPS = re.compile(r"tps = ([\d.]+) \((?:without initial connection time|"
-                  r"excluding connections establishing)\)")
-_LATENCY = re.compile(r"latency average = ([\d.]+) ms")
-
-
-def find_pgbench() -> Path:
-    """$DBSTAND_PGBENCH, else the pgbench beside the PostgreSQL server binaries, else PATH."""
-    override = os.environ.get("DBSTAND_PGBENCH")
-    if override and os.access(override, os.X_OK):
-        return Path(override)
-    with contextlib.suppress(UserError):
-        from dbstand.targets.postgresql.managed import find_bin_dir
-
-        candidate = find_bin_dir() / "pgbench"
-        if os.access(candidate, os.X_OK):
-            return candidate
-    found = shutil.which("pgbench")
-    if not found:
-        raise MissingDependencyError(
-            "stack 'pgbench' needs the pgbench program: install Debian's postgresql "
-            "package (or postgresql-contrib), or set DBSTAND_PGBENCH")
-    return Path(found)
-
-
-def pgbench_version(binary: Path) -> str:
-    out = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
-                         timeout=30)
-    return out.stdout.strip() or out.stderr.strip()
-
-
-def parse_summary(text: str) -> dict[str, float]:
-    """pgbench's end-of-run summary: processed, failed, tps, latency_ms."""
-    out: dict[str, float] = {}
-    for key, pattern in (("processed", _PROCESSED), ("failed", _FAILED), ("tps", _TPS),
-                         ("latency_ms", _LATENCY)):
-        match = pattern.search(text)
-        if match:
-            out[key] = float(match.group(1))
-    return out
-
-
-def read_latencies(folder: Path, prefix: str) -> list[int]:
-    """Per-transaction latencies (ns) from pgbench's `-l` log files
-    (`client_id transaction_no time_us script_no epoch epoch_us` per line)."""
-    samples: list[int] = []
-    for path in folder.glob(f"{prefix}.*"):
-        for line in path.read_text().splitlines():
-            fields = line.split()
-            if len(fields) >= 3 and fields[2].isdigit():
-                samples.append(int(fields[2]) * 1000)
-        path.unlink()
-    return samples
 
 
 class _PgbenchRun(Prepared):
@@ -91,17 +38,7 @@ class _PgbenchRun(Prepared):
         self.argv, self.env, self.folder, self.prefix = argv, env, folder, prefix
 
     def execute(self) -> IterationResult:
-        try:
-            proc = subprocess.run(self.argv, capture_output=True, text=True, env=self.env,
-                                  timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            raise CaseFailed(f"pgbench did not finish within {TIMEOUT_S} s") from None
-        summary = parse_summary(proc.stdout)
-        if proc.returncode != 0 or "tps" not in summary:
-            lines = (proc.stderr or proc.stdout).strip().splitlines() or ["no output"]
-            raise CaseFailed(f"pgbench failed (exit {proc.returncode}): {lines[-1]}")
-        if summary.get("failed"):
-            raise CaseFailed(f"pgbench: {summary['failed']:.0f} transactions failed")
+        summary, _ = run_pgbench(self.argv, self.env)
         processed = int(summary["processed"])
         elapsed_ns = round(processed / summary["tps"] * 1e9)
         return IterationResult(elapsed_ns, processed, read_latencies(self.folder, self.prefix))
@@ -134,22 +71,16 @@ class PgbenchExecutor(Executor):
         run = self.client.run_index = self.runs
         self.runs += 1
         t = self.client.target
-        argv = [str(self.binary), "-n", "-h", t.host or "127.0.0.1",
-                "-p", str(t.port or 5432), "-M", self.client.protocol or "simple",
+        connect, env = connection_args(t, self.folder)
+        argv = [str(self.binary), "-n", *connect, "-M", self.client.protocol or "simple",
                 "-c", "1", "-j", "1", "-t", str(len(args)), "-D", f"rows={self.rows}",
                 "-f", str(self._script(run))]
-        if t.user:
-            argv += ["-U", t.user]
         prefix = f"log{run}"
         if every:
             argv += ["-l", f"--log-prefix={self.folder / prefix}"]
             if every > 1:
                 argv.append(f"--sampling-rate={1 / every:.6f}")
         argv.append(t.database or t.user or "postgres")
-        env = {**os.environ, "PGCONNECT_TIMEOUT": "10", "PGAPPNAME": "dbstand-pgbench"}
-        password = t.password or password_for(t)
-        if password:
-            env["PGPASSWORD"] = password
         return _PgbenchRun(argv, env, self.folder, prefix)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,13 +37,28 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.dml import Insert
 
+from dbstand.drivers.endpoint import endpoint
+from dbstand.drivers.mysql_args import connect_args
 from dbstand.errors import CaseFailed, MissingDependencyError, UserError
 from dbstand.sql.dialects import dialect_for
 from dbstand.targets.connect_errors import connect_error
 from dbstand.targets.managed import password_for
-from dbstand.targets.mysql.managed import connect_args
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.kv.client import AsyncKvClient, AsyncOp
+
+
+def _libpq_url(url_driver: str, t: TargetURL) -> URL:
+    """The target's own fields; the user's name is the default database."""
+    return URL.create(url_driver, username=t.user, password=t.password or password_for(t),
+                      host=t.host, port=endpoint(t).port, database=t.database or t.user)
+
+
+def _mysql_url(url_driver: str, t: TargetURL) -> URL:
+    """As the sync MySQL stacks: password_for, database required (drivers/mysql_args)."""
+    args = connect_args(t)
+    return URL.create(url_driver, username=args["user"], password=args["password"],
+                      host=args["host"], port=args["port"], database=args["database"],
+                      query={"charset": "utf8mb4"})
 
 
 @dataclass(frozen=True)
@@ -53,12 +69,16 @@ class Driver:
     url_driver: str              # SQLAlchemy's dialect+driver name
     admin_stack: str             # sync stack managing the table on that kind
     connect_args: dict[str, Any]
+    url: Callable[[str, TargetURL], URL]  # the engine's URL for a target
+    statements: str              # how its statements reach the server (describe())
 
 
 #: driver stack -> how SQLAlchemy uses it; the first per target kind is the default
 DRIVERS: dict[str, Driver] = {
-    "asyncpg": Driver("postgresql", "postgresql+asyncpg", "psycopg", {"timeout": 10}),
-    "aiomysql": Driver("mysql", "mysql+aiomysql", "pymysql", {"connect_timeout": 10}),
+    "asyncpg": Driver("postgresql", "postgresql+asyncpg", "psycopg", {"timeout": 10},
+                      _libpq_url, "asyncpg prepared statements, cached by SQLAlchemy"),
+    "aiomysql": Driver("mysql", "mysql+aiomysql", "pymysql", {"connect_timeout": 10},
+                       _mysql_url, "parameters interpolated client-side"),
 }
 
 # how each op turns its parameter tuple into SQLAlchemy's parameter dict
@@ -142,15 +162,7 @@ class SqlalchemyAsyncKv(AsyncKvClient):
 
     async def connect(self) -> None:
         t = self.target
-        if t.dialect == "mysql":  # as the sync MySQL stacks: password_for, database required
-            args = connect_args(t)
-            url = URL.create(self.driver_spec.url_driver, username=args["user"],
-                             password=args["password"], host=args["host"], port=args["port"],
-                             database=args["database"], query={"charset": "utf8mb4"})
-        else:
-            url = URL.create(self.driver_spec.url_driver, username=t.user,
-                             password=t.password or password_for(t), host=t.host,
-                             port=t.port or 5432, database=t.database or t.user)
+        url = self.driver_spec.url(self.driver_spec.url_driver, t)
         self.engine = create_async_engine(url, isolation_level="AUTOCOMMIT", pool_size=1,
                                           max_overflow=0,
                                           connect_args=dict(self.driver_spec.connect_args))
@@ -186,16 +198,19 @@ class SqlalchemyAsyncKv(AsyncKvClient):
             return delete(t).where(t.c.id == k)
         if op not in ("upsert", "replace"):
             raise CaseFailed(f"unknown kv operation {op!r}")
-        if self.target.dialect == "postgresql":
+        clause = self.dialect.upsert_clause if op == "upsert" else self.dialect.replace_clause
+        if clause == "on_conflict":
             stmt = pg_insert(t).values(id=k, name=v)
             columns = ("name",) if op == "upsert" else ("id", "name")
             return stmt.on_conflict_do_update(
                 index_elements=[t.c.id],
                 set_={c: getattr(stmt.excluded, c) for c in columns})
-        if op == "upsert":
+        if clause == "on_duplicate_key":
             my_stmt = mysql_insert(t).values(id=k, name=v)
             return my_stmt.on_duplicate_key_update(name=my_stmt.inserted.name)
-        return Replace(t).values(id=k, name=v)
+        if clause == "replace_into":
+            return Replace(t).values(id=k, name=v)
+        raise CaseFailed(f"sqlalchemy-async builds no {clause} clause ({op})")
 
     def sql(self, op: str) -> str:
         """The SQL `op` renders on this target (for tests and records)."""
@@ -225,9 +240,7 @@ class SqlalchemyAsyncKv(AsyncKvClient):
 
     def describe(self) -> str:
         driver = f"{self.driver_name} {importlib.metadata.version(self.driver_name)}"
-        how = ("asyncpg prepared statements, cached by SQLAlchemy"
-               if self.target.dialect == "postgresql" else
-               "parameters interpolated client-side")
+        how = self.driver_spec.statements
         return (f"SQLAlchemy {sqlalchemy.__version__} Core on AsyncEngine "
                 f"({self.driver_spec.url_driver}, {driver}), AUTOCOMMIT: one transaction per "
                 f"statement; {how}")

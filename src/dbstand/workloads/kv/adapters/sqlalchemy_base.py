@@ -20,8 +20,9 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import StaticPool
 
 from dbstand.errors import CaseFailed
-from dbstand.stacks.catalog import get_stack
+from dbstand.sql.bulk import Loaded, Progress
 from dbstand.targets.url import TargetURL
+from dbstand.workloads.catalog import get_stack
 from dbstand.workloads.kv.client import KvClient
 from dbstand.workloads.kv.dbapi import DbApiKvClient
 
@@ -113,8 +114,12 @@ class SqlAlchemyKvBase(KvClient):
     def drop_table(self) -> None:
         self.helper.drop_table()
 
-    def fill(self, rows: Iterable[tuple[int, str]]) -> None:
-        self.helper.fill(rows)
+    def fill(self, rows: Iterable[tuple[int, str]],
+             progress: Progress | None = None) -> Loaded:
+        return self.helper.fill(rows, progress)
+
+    def restore(self, rows: Iterable[tuple[int, str]]) -> None:
+        self.helper.restore(rows)
 
     def count(self, where: str = "", params: Sequence[Any] = ()) -> int:
         return self.helper.count(where, params)

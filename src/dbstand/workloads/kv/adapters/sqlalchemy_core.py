@@ -3,47 +3,50 @@ Connection (compiled-statement cache warm after the first call)."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from sqlalchemy import bindparam, delete, insert, select, text, update
-from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.sql import Executable
 
 from dbstand.errors import CaseFailed
+from dbstand.sql.dialects import Dialect, dialect_for
 from dbstand.workloads.kv.adapters.sqlalchemy_base import SqlAlchemyKvBase, kv_table
 from dbstand.workloads.kv.client import Op
 
-FORMS = {
-    "postgresql": {"upsert": "insert().on_conflict_do_update(set name)",
-                   "replace": "insert().on_conflict_do_update(set every column)"},
-    "sqlite": {"upsert": "insert().on_conflict_do_update(set name)",
-               "replace": "insert().prefix_with('OR REPLACE')"},
-    "mysql": {"upsert": "insert().on_duplicate_key_update(name)",
-              "replace": "text('REPLACE INTO ...') (Core has no REPLACE construct)"},
-}
+#: how each native clause (sql/dialects.py) is built here
+UPSERT_FORMS = {"on_conflict": "insert().on_conflict_do_update(set name)",
+                "on_duplicate_key": "insert().on_duplicate_key_update(name)"}
+REPLACE_FORMS = {"on_conflict": "insert().on_conflict_do_update(set every column)",
+                 "or_replace": "insert().prefix_with('OR REPLACE')",
+                 "replace_into": "text('REPLACE INTO ...') (Core has no REPLACE construct)"}
 
 
-def upsert_statements(kind: str, table: Any) -> tuple[Executable, Executable]:
-    """(upsert, replace) in the target's native form, with bind parameters k and n.
+def upsert_statements(dialect: Dialect, sa_dialect: str,
+                      table: Any) -> tuple[Executable, Executable]:
+    """(upsert, replace) in the target's native form (`dialect`'s clauses), with bind
+    parameters k and n, built on the insert() of SQLAlchemy's dialect `sa_dialect`.
 
     `table` is a Table (Core) or a mapped class (ORM-enabled statements)."""
     values: dict[str, Any] = {"id": bindparam("k"), "name": bindparam("n")}
-    if kind in ("postgresql", "sqlite"):
-        dialect_insert = postgresql.insert if kind == "postgresql" else sqlite.insert
-        stmt = dialect_insert(table).values(values)
-        upsert: Any = stmt.on_conflict_do_update(index_elements=["id"],
+    stmt = importlib.import_module(f"sqlalchemy.dialects.{sa_dialect}").insert(
+        table).values(values)
+    upsert: Any
+    if dialect.upsert_clause == "on_duplicate_key":
+        upsert = stmt.on_duplicate_key_update(name=stmt.inserted.name)
+    else:
+        upsert = stmt.on_conflict_do_update(index_elements=["id"],
                                             set_={"name": stmt.excluded.name})
-        if kind == "sqlite":
-            return upsert, insert(table).prefix_with("OR REPLACE").values(values)
+    replace: Any
+    if dialect.replace_clause == "or_replace":
+        replace = insert(table).prefix_with("OR REPLACE").values(values)
+    elif dialect.replace_clause == "replace_into":
+        name = table.__table__.name if hasattr(table, "__table__") else table.name
+        replace = text(f"REPLACE INTO {name} (id, name) VALUES (:k, :n)")
+    else:
         replace = stmt.on_conflict_do_update(
             index_elements=["id"], set_={"id": stmt.excluded.id, "name": stmt.excluded.name})
-        return upsert, replace
-    if kind == "mysql":
-        my_stmt = mysql.insert(table).values(values)
-        upsert = my_stmt.on_duplicate_key_update(name=my_stmt.inserted.name)
-        name = table.__table__.name if hasattr(table, "__table__") else table.name
-        return upsert, text(f"REPLACE INTO {name} (id, name) VALUES (:k, :n)")
-    raise CaseFailed(f"no upsert form for {kind}")
+    return upsert, replace
 
 
 class SqlAlchemyCoreKv(SqlAlchemyKvBase):
@@ -52,7 +55,9 @@ class SqlAlchemyCoreKv(SqlAlchemyKvBase):
 
     def _setup(self) -> None:
         t = kv_table(self.table_name)
-        upsert, replace = upsert_statements(str(self.target.dialect), t)
+        assert self.engine is not None
+        upsert, replace = upsert_statements(dialect_for(self.target.kind),
+                                            self.engine.dialect.name, t)
         self.statements: dict[str, Executable] = {
             "select": select(t.c.id, t.c.name).where(t.c.id == bindparam("k")),
             "insert": insert(t),
@@ -63,9 +68,11 @@ class SqlAlchemyCoreKv(SqlAlchemyKvBase):
         }
 
     def forms(self) -> dict[str, str]:
+        dialect = dialect_for(self.target.kind)
         return {"select": "select().where(id == :k)", "insert": "insert()",
                 "update": "update().where(id == :k)", "delete": "delete().where(id == :k)",
-                **FORMS.get(self.target.kind, {})}
+                "upsert": UPSERT_FORMS[dialect.upsert_clause],
+                "replace": REPLACE_FORMS[dialect.replace_clause]}
 
     def operation(self, op: str) -> Op:
         if op not in self.statements:

@@ -16,6 +16,7 @@ from sqlalchemy import String
 from sqlalchemy.orm import DeclarativeBase, mapped_column, sessionmaker
 
 from dbstand.errors import CaseFailed
+from dbstand.sql.dialects import dialect_for
 from dbstand.workloads.kv.adapters.sqlalchemy_base import ID_TYPE, SqlAlchemyKvBase
 from dbstand.workloads.kv.adapters.sqlalchemy_core import upsert_statements
 from dbstand.workloads.kv.client import Op
@@ -27,10 +28,10 @@ FORMS = {
     "delete": "Session.get(), Session.delete(), commit() (SELECT + DELETE)",
     "replace": "Session.merge() + commit() (SELECT, then UPDATE or INSERT)",
 }
+#: by the dialect's native upsert clause (sql/dialects.py)
 UPSERT_FORMS = {
-    "postgresql": "Session.execute(insert(KvRow).on_conflict_do_update)",
-    "sqlite": "Session.execute(insert(KvRow).on_conflict_do_update)",
-    "mysql": "Session.execute(insert(KvRow).on_duplicate_key_update)",
+    "on_conflict": "Session.execute(insert(KvRow).on_conflict_do_update)",
+    "on_duplicate_key": "Session.execute(insert(KvRow).on_duplicate_key_update)",
 }
 
 
@@ -54,12 +55,14 @@ class SqlAlchemyOrmKv(SqlAlchemyKvBase):
     layer = "ORM"
 
     def _setup(self) -> None:
+        assert self.engine is not None
         self.model: Any = kv_model(self.table_name)
         self.session = sessionmaker(bind=self.engine, expire_on_commit=False)
-        self.upsert_stmt, _ = upsert_statements(str(self.target.dialect), self.model)
+        self.upsert_stmt, _ = upsert_statements(dialect_for(self.target.kind),
+                                                self.engine.dialect.name, self.model)
 
     def forms(self) -> dict[str, str]:
-        return {**FORMS, "upsert": UPSERT_FORMS.get(self.target.kind, "")}
+        return {**FORMS, "upsert": UPSERT_FORMS[dialect_for(self.target.kind).upsert_clause]}
 
     def operation(self, op: str) -> Op:
         make: Any = self.session

@@ -1,0 +1,70 @@
+"""Where the profilers are, and one line naming what to install or set when one is not."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from dbstand.errors import UserError
+from dbstand.paths import cache_dir
+
+#: inferno (CDDL-1.0, docs/profiles.md) is built by scripts/install-profilers.sh here
+INFERNO_ROOT_NAME = "tools/inferno"
+
+
+class ProfilerMissing(UserError):
+    """A profiler, its tool or its permission is missing: what to install or set."""
+
+
+def _venv_bin(name: str) -> str | None:
+    path = Path(sys.executable).parent / name
+    return str(path) if path.exists() else None
+
+
+def py_spy() -> str:
+    found = shutil.which("py-spy") or _venv_bin("py-spy")
+    if not found:
+        raise ProfilerMissing("--profile needs py-spy for Python processes: "
+                              "pip install 'dbstand[profile]' (py-spy 0.4.1)")
+    return found
+
+
+def perf() -> str:
+    found = shutil.which("perf")
+    if not found:
+        raise ProfilerMissing("--profile needs perf for native processes: "
+                              "apt-get install linux-perf")
+    if os.geteuid() != 0:
+        level = Path("/proc/sys/kernel/perf_event_paranoid").read_text().strip()
+        if int(level) > 1:
+            raise ProfilerMissing(f"--profile needs perf_event_paranoid <= 1 (it is {level}): "
+                                  "sysctl kernel.perf_event_paranoid=1, or run as root")
+    return found
+
+
+def jcmd() -> tuple[str, str]:
+    found, jfr = shutil.which("jcmd"), shutil.which("jfr")
+    if not found or not jfr:
+        raise ProfilerMissing("--profile needs jcmd and jfr for JVM processes: "
+                              "apt-get install openjdk-17-jdk-headless")
+    return found, jfr
+
+
+def inferno(tool: str) -> str:
+    """An inferno binary (`inferno-flamegraph`, `inferno-collapse-perf`)."""
+    local = cache_dir() / INFERNO_ROOT_NAME / "bin" / tool
+    found = shutil.which(tool) or (str(local) if local.exists() else None)
+    if not found:
+        raise ProfilerMissing(f"--profile needs inferno 0.12 ({tool}): "
+                              "run scripts/install-profilers.sh")
+    return found
+
+
+def check_all() -> None:
+    """Before a profiled run starts: every tool there, so no case fails on it later."""
+    py_spy()
+    perf()
+    inferno("inferno-flamegraph")
+    inferno("inferno-collapse-perf")

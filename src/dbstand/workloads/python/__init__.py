@@ -1,0 +1,1 @@
+"""Workload `python`: the user's own functions, given connections by dbstand."""

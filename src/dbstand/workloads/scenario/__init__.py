@@ -1,0 +1,1 @@
+"""Workload `http` (run http --scenario): a user's HTTP scenario on the native engine."""

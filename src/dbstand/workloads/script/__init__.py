@@ -1,0 +1,1 @@
+"""Workload `script`: pgbench-language scripts through every driver."""

@@ -1,0 +1,88 @@
+"""--db-rtt on the served workloads whose stack reads a database: docquery's Tornado ->
+FerretDB hop (the MongoDB-wire server; FerretDB's own backend stays direct) and
+webtech's db test, each path a case of its own with what was measured."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dbstand.targets.url import TargetURL
+from dbstand.workloads.docquery import data
+
+SIZE, SEED = 200, 11
+
+
+def cases(path: Path) -> list[dict[str, Any]]:
+    return [r for r in map(json.loads, path.read_text().splitlines()) if r["type"] == "case"]
+
+
+@pytest.fixture(scope="module")
+def ferret() -> Iterator[TargetURL]:
+    from dbstand.targets.mongodb.managed import ManagedFerretDB
+
+    with ManagedFerretDB() as record:
+        url = record.target()
+        data.load_url(url, SIZE, SEED, prefix="dbstand_")
+        yield url
+
+
+def test_docquery_tornado_to_ferretdb(cli, ferret: TargetURL, tmp_path: Path) -> None:
+    out = tmp_path / "d.jsonl"
+    res = cli("run", "docquery", "--stack", "docquery-tornado-pymongo", "--target",
+              ferret.secret(), "--size", str(SIZE), "--seed", str(SEED), "--test", "test2",
+              "--connections", "keepalive", "--repeats", "2", "--db-rtt", "0,1ms",
+              "-o", str(out))
+    assert res.code == 0, res.stdout + res.stderr
+    recs = {r["params"]["db_rtt"]: r for r in cases(out)}
+    assert set(recs) == {"direct", "0 ms", "1 ms"}
+    assert all(r["status"] == "ok" for r in recs.values()), recs
+    net = recs["1 ms"]["network"]
+    # FerretDB's ping through the proxy: its own time varies by tenths of a millisecond
+    # on a busy machine, so the measured RTT shows the delay is there, not its µs
+    assert net["measured_rtt_ms"] >= 0.8
+    # a page of 30 documents is at least one round trip to FerretDB per request
+    assert net["round_trips_per_op"] >= 1
+    # each request waits at least one database round trip (with 10 concurrent clients
+    # the queue in front of one Tornado process dominates, so not the direct p50 + 1 ms)
+    assert recs["1 ms"]["latency_us"]["p50"] >= 1000
+    assert "(1 ms)" in res.stdout and "path 1 ms: Toxiproxy" in res.stdout
+
+
+def test_webtech_db_test(cli, mariadb_url: str, tmp_path: Path) -> None:
+    out = tmp_path / "w.jsonl"
+    res = cli("run", "webtech", "--stack", "go-nethttp", "--test", "hello,db", "--clients",
+              "1", "--requests", "50", "--repeats", "2", "--target", mariadb_url,
+              "--prefix", "dbs_netweb_", "--db-rtt", "1ms", "-o", str(out))
+    assert res.code == 0, res.stdout + res.stderr
+    recs = cases(out)
+    assert all(r["status"] == "ok" for r in recs), [r.get("error") for r in recs]
+    # the page that reads no database has no path; the db test has both
+    assert {(r["op"], r["params"].get("db_rtt")) for r in recs} == {
+        ("hello", None), ("db", "0 ms"), ("db", "1 ms")}
+    delayed = next(r for r in recs if r["params"].get("db_rtt") == "1 ms")
+    assert delayed["network"]["measured_rtt_ms"] >= 0.95
+    assert delayed["network"]["round_trips_per_op"] >= 1
+    assert delayed["latency_us"]["p50"] >= 1000
+    assert "db (1 ms) ops/s" in res.stdout
+
+
+def test_webtech_generator_to_stack(cli, tmp_path: Path) -> None:
+    out = tmp_path / "w.jsonl"
+    res = cli("run", "webtech", "--stack", "go-nethttp", "--test", "hello", "--clients", "1",
+              "--requests", "50", "--repeats", "2", "--app-rtt", "0,1ms", "-o", str(out))
+    assert res.code == 0, res.stdout + res.stderr
+    recs = {r["params"]["app_rtt"]: r for r in cases(out)}
+    assert set(recs) == {"direct", "0 ms", "1 ms"}
+    assert all(r["status"] == "ok" for r in recs.values())
+    app = recs["1 ms"]["app_network"]
+    assert app["measured_rtt_ms"] >= 0.95 and app["delay_us"] == {"request": 500,
+                                                                   "answer": 500}
+    assert app["round_trips_per_op"] == pytest.approx(1.0, abs=0.05)  # one per request
+    assert recs["1 ms"]["latency_us"]["p50"] >= 1000
+    assert "hello (app 1 ms) ops/s" in res.stdout
+    assert "generator -> stack path 1 ms: Toxiproxy, 500 µs to the stack" in res.stdout
