@@ -23,48 +23,71 @@ import pytest
 from dbstand.targets.managed import ServerRecord
 from dbstand.targets.postgresql.managed import ManagedPostgres
 
+SHARED_ENV = "DBSTAND_TESTS_SHARED"  # the folder a pytest-xdist run's workers share
+_shared_key = pytest.StashKey[Path]()
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Under pytest-xdist, each worker gets a temporary folder of its own.
 
     Throwaway servers and stacks make their folders with `tempfile`; tests that check
     nothing was left behind look at the temporary folder before and after, which is only
-    meaningful when no other worker writes there at the same time.
+    meaningful when no other worker writes there at the same time. The controller makes
+    one folder for the run (the workers inherit its environment); each worker's folder
+    and the locks of `_alone_when_measuring` are in it, and it goes with the run.
     """
     worker = os.environ.get("PYTEST_XDIST_WORKER")
+    shared = os.environ.get(SHARED_ENV)
     if worker is None:
+        if config.getoption("numprocesses", None) and shared is None:
+            folder = Path(tempfile.mkdtemp(prefix="dbstand-tests-"))
+            folder.chmod(0o755)  # the servers' own users (postgres, mysql) pass through
+            os.environ[SHARED_ENV] = str(folder)
+            config.stash[_shared_key] = folder
         return
-    folder = Path(tempfile.gettempdir()) / f"dbstand-tests-{os.getpid()}-{worker}"
+    if shared is None:
+        return
+    folder = Path(shared) / worker
     folder.mkdir(exist_ok=True)
-    # like /tmp itself: the servers' own users (postgres, mysql) write their files there too
+    # like /tmp itself: the servers' own users write their files there too
     folder.chmod(0o1777)
     os.environ["TMPDIR"] = str(folder)
     tempfile.tempdir = str(folder)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
-    if worker is not None and tempfile.tempdir and f"-{worker}" in tempfile.tempdir:
-        shutil.rmtree(tempfile.tempdir, ignore_errors=True)
+    folder = config.stash.get(_shared_key, None)
+    if folder is not None:  # the controller, after every worker has finished
+        shutil.rmtree(folder, ignore_errors=True)
+        del os.environ[SHARED_ENV]
 
 
 @pytest.fixture(autouse=True)
 def _alone_when_measuring(request: pytest.FixtureRequest) -> Iterator[None]:
     """Under pytest-xdist, a test marked `exclusive` (it compares figures measured on
-    this machine) runs while no other worker runs a test: every test holds a shared
-    lock on one file for its run, an exclusive test holds it exclusively."""
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    if run is None:
+    this machine) runs while no other worker runs a test.
+
+    Every test holds a shared lock on one file for its run, an exclusive test holds it
+    exclusively. A second lock, the gate, keeps an exclusive test from waiting forever:
+    flock gives a waiting exclusive lock no priority, so the other worker's next test
+    could always take the shared lock first. A test passes the gate to take its lock;
+    an exclusive test holds the gate from before it waits until it is done.
+    """
+    shared = os.environ.get(SHARED_ENV)
+    if shared is None or "PYTEST_XDIST_WORKER" not in os.environ:
         yield
         return
-    mode = fcntl.LOCK_EX if request.node.get_closest_marker("exclusive") else fcntl.LOCK_SH
-    lock_path = Path(tempfile.gettempdir()).parent / f"dbstand-tests-{run}.lock"
-    with open(lock_path, "a") as lock:
-        fcntl.flock(lock, mode)
+    exclusive = request.node.get_closest_marker("exclusive") is not None
+    with open(Path(shared) / "gate", "a") as gate, open(Path(shared) / "lock", "a") as lock:
+        fcntl.flock(gate, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        if not exclusive:
+            fcntl.flock(gate, fcntl.LOCK_UN)
         try:
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+            fcntl.flock(gate, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session")
