@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import gc
 import io
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -19,6 +22,72 @@ import pytest
 
 from dbstand.targets.managed import ServerRecord
 from dbstand.targets.postgresql.managed import ManagedPostgres
+
+SHARED_ENV = "DBSTAND_TESTS_SHARED"  # the folder a pytest-xdist run's workers share
+_shared_key = pytest.StashKey[Path]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist, each worker gets a temporary folder of its own.
+
+    Throwaway servers and stacks make their folders with `tempfile`; tests that check
+    nothing was left behind look at the temporary folder before and after, which is only
+    meaningful when no other worker writes there at the same time. The controller makes
+    one folder for the run (the workers inherit its environment); each worker's folder
+    and the locks of `_alone_when_measuring` are in it, and it goes with the run.
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    shared = os.environ.get(SHARED_ENV)
+    if worker is None:
+        if config.getoption("numprocesses", None) and shared is None:
+            folder = Path(tempfile.mkdtemp(prefix="dbstand-tests-"))
+            folder.chmod(0o755)  # the servers' own users (postgres, mysql) pass through
+            os.environ[SHARED_ENV] = str(folder)
+            config.stash[_shared_key] = folder
+        return
+    if shared is None:
+        return
+    folder = Path(shared) / worker
+    folder.mkdir(exist_ok=True)
+    # like /tmp itself: the servers' own users write their files there too
+    folder.chmod(0o1777)
+    os.environ["TMPDIR"] = str(folder)
+    tempfile.tempdir = str(folder)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_shared_key, None)
+    if folder is not None:  # the controller, after every worker has finished
+        shutil.rmtree(folder, ignore_errors=True)
+        del os.environ[SHARED_ENV]
+
+
+@pytest.fixture(autouse=True)
+def _alone_when_measuring(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Under pytest-xdist, a test marked `exclusive` (it compares figures measured on
+    this machine) runs while no other worker runs a test.
+
+    Every test holds a shared lock on one file for its run, an exclusive test holds it
+    exclusively. A second lock, the gate, keeps an exclusive test from waiting forever:
+    flock gives a waiting exclusive lock no priority, so the other worker's next test
+    could always take the shared lock first. A test passes the gate to take its lock;
+    an exclusive test holds the gate from before it waits until it is done.
+    """
+    shared = os.environ.get(SHARED_ENV)
+    if shared is None or "PYTEST_XDIST_WORKER" not in os.environ:
+        yield
+        return
+    exclusive = request.node.get_closest_marker("exclusive") is not None
+    with open(Path(shared) / "gate", "a") as gate, open(Path(shared) / "lock", "a") as lock:
+        fcntl.flock(gate, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        if not exclusive:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            fcntl.flock(gate, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session")

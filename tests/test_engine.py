@@ -102,6 +102,7 @@ def test_bad_engine_settings_are_user_errors(kw: dict) -> None:
         EngineConfig(**kw)
 
 
+@pytest.mark.exclusive  # spins to exact times: a busy second worker stretches them
 def test_warm_up_goes_on_while_iterations_get_faster() -> None:
     """A stack that needs a few iterations to settle (here: its first three iterations
     each take half the extra time of the one before) is warmed until two iterations

@@ -29,9 +29,10 @@ def profiled(mariadb_url: str, tmp_path_factory: pytest.TempPathFactory
     home = {"DBSTAND_HOME": str(tmp_path_factory.mktemp("home"))}
     res = run_cli_in_process("run", "webtech", "--stack", "python-flask-gunicorn,go-nethttp",
                              "--test", "db", "--clients", "2", "--requests", "100000",
-                             "--duration", "1.5", "--repeats", "2", "--target",
-                             mariadb_url, "--prefix", PREFIX, "--profile", "-o", str(out), "--html",
-                             str(out.with_suffix(".html")), env=home)
+                             "--duration", "1.5", "--repeats", "2", "--load", "seed",
+                             "--target", mariadb_url, "--prefix", PREFIX, "--profile",
+                             "-o", str(out), "--html", str(out.with_suffix(".html")),
+                             env=home)
     assert res.code == 0, res.stderr + res.stdout
     records = [json.loads(line) for line in out.read_text().splitlines()]
     return out, res.stdout, [r for r in records if r["type"] == "case"]

@@ -19,6 +19,7 @@ def cases(path: Path) -> list[dict]:
     return [r for r in map(json.loads, path.read_text().splitlines()) if r["type"] == "case"]
 
 
+@pytest.mark.exclusive  # busy time against wall time: a second worker blurs them
 def test_kv_run_records_a_series_with_pauses_and_warmup(cli, tmp_path: Path) -> None:
     """--interval 0.2 with a 0.15 s pause: every operation run (warm-up included) is in
     some interval, the first ones are marked warm-up, pauses show as idle time, and

@@ -78,7 +78,7 @@ def test_outside_stack_runs_webtech_end_to_end(cli, tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     res = cli("--stack-dir", str(root), "run", "webtech", "--stack", "my-hello",
               "--test", "file,hello", "--clients", "1", "--requests", "200",
-              "--repeats", "2", "-o", str(out))
+              "--repeats", "2", "--load", "seed", "-o", str(out))
     assert res.code == 0, res.stderr + res.stdout
     recs = [r for r in map(json.loads, out.read_text().splitlines()) if r["type"] == "case"]
     assert {r["op"] for r in recs} == {"file", "hello"}

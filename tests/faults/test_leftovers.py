@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -56,14 +57,14 @@ def _running(pid: int) -> bool:
 
 def test_a_read_only_state_folder_starts_nothing(tmp_path: Path) -> None:
     need_root_mount()
-    before = set(Path("/tmp").glob("dbstand-postgresql-*"))
+    before = set(Path(tempfile.gettempdir()).glob("dbstand-postgresql-*"))
     with tmpfs(tmp_path / "home", "ro,size=64k") as home:
         result, tag = run_tagged("server", "up", "postgresql", env={"DBSTAND_HOME": str(home)})
     assert result.code == 2
     assert "cannot write dbstand's state folder" in one_error_line(result)
     assert "Read-only file system" in result.stderr
     assert orphans(tag) == []
-    assert set(Path("/tmp").glob("dbstand-postgresql-*")) == before
+    assert set(Path(tempfile.gettempdir()).glob("dbstand-postgresql-*")) == before
 
 
 def test_the_next_command_clears_a_killed_runs_server(tmp_path: Path) -> None:

@@ -97,7 +97,8 @@ def test_parking_through_the_proxy(cli, pg_url: str, tmp_path: Path, option: str
     """Between the service and its database, or between the suite and the service."""
     out = tmp_path / "r.jsonl"
     res = cli("run", "parking", "--stack", "python-raw", "--target", pg_url, "--logging",
-              "off", "--users", "1", "--passes", "2", "--batches", "2", option, "1ms",
+              "off", "--users", "1", "--passes", "2", "--batches", "2", "--load", "seed",
+              option, "1ms",
               "-o", str(out))
     assert res.code == 0, res.stderr
     recs = {r["params"][param]: r for r in cases(out)}

@@ -35,7 +35,8 @@ def test_docquery_tornado_to_ferretdb(cli, ferret: TargetURL, tmp_path: Path) ->
     out = tmp_path / "d.jsonl"
     res = cli("run", "docquery", "--stack", "docquery-tornado-pymongo", "--target",
               ferret.secret(), "--size", str(SIZE), "--seed", str(SEED), "--test", "test2",
-              "--connections", "keepalive", "--repeats", "2", "--db-rtt", "0,1ms",
+              "--connections", "keepalive", "--repeats", "2", "--load", "seed", "--db-rtt",
+              "0,1ms",
               "-o", str(out))
     assert res.code == 0, res.stdout + res.stderr
     recs = {r["params"]["db_rtt"]: r for r in cases(out)}
@@ -56,7 +57,7 @@ def test_docquery_tornado_to_ferretdb(cli, ferret: TargetURL, tmp_path: Path) ->
 def test_webtech_db_test(cli, mariadb_url: str, tmp_path: Path) -> None:
     out = tmp_path / "w.jsonl"
     res = cli("run", "webtech", "--stack", "go-nethttp", "--test", "hello,db", "--clients",
-              "1", "--requests", "50", "--repeats", "2", "--target", mariadb_url,
+              "1", "--requests", "50", "--repeats", "2", "--load", "seed", "--target", mariadb_url,
               "--prefix", "dbs_netweb_", "--db-rtt", "1ms", "-o", str(out))
     assert res.code == 0, res.stdout + res.stderr
     recs = cases(out)
@@ -74,7 +75,8 @@ def test_webtech_db_test(cli, mariadb_url: str, tmp_path: Path) -> None:
 def test_webtech_generator_to_stack(cli, tmp_path: Path) -> None:
     out = tmp_path / "w.jsonl"
     res = cli("run", "webtech", "--stack", "go-nethttp", "--test", "hello", "--clients", "1",
-              "--requests", "50", "--repeats", "2", "--app-rtt", "0,1ms", "-o", str(out))
+              "--requests", "50", "--repeats", "2", "--load", "seed", "--app-rtt", "0,1ms",
+              "-o", str(out))
     assert res.code == 0, res.stdout + res.stderr
     recs = {r["params"]["app_rtt"]: r for r in cases(out)}
     assert set(recs) == {"direct", "0 ms", "1 ms"}
