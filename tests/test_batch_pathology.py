@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from batch_fixtures import FAST, case_records
 from dbstand.targets.url import parse_target_url
 from dbstand.workloads.batch.sql import POSTGRESQL
@@ -36,6 +38,7 @@ def test_apis_without_a_key_predicate_are_left_out_with_a_note() -> None:
     assert any("ON DUPLICATE KEY UPDATE" in note for note in notes)
 
 
+@pytest.mark.exclusive  # growth exponents measured here are compared
 def test_the_pitfall_shown_and_flagged(cli, pg_url: str, tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     res = cli("run", "batch", "--target", pg_url, "--stack", "psycopg2",

@@ -6,7 +6,7 @@ stacks' worker rule) and measures /file and /big at 1 and 4 clients under varian
 its generated configuration, each applied by rewriting nginx.conf and a reload
 (SIGHUP): the shipped one, sendfile off, tcp_nopush off, one worker. Variants take
 turns within each cell, through the one load path (workloads/http_load.py). Run it
-under `flock /work/bench.lock`.
+with nothing else on the machine.
 """
 
 from __future__ import annotations

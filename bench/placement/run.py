@@ -8,7 +8,7 @@ load path (workloads/http_load.py). Candidates take turns within each case so th
 machine noise hits them alike. Printed per case and candidate: the mean requests/s
 and the 95% interval's half-width (% of the mean); then each candidate's median
 half-width. Every candidate gives every stack the same resources, so the criterion
-is the narrowest intervals (docs/placement.md). Run it under `flock /work/bench.lock`.
+is the narrowest intervals (docs/placement.md). Run it with nothing else on the machine.
 """
 
 from __future__ import annotations
