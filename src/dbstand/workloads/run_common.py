@@ -51,8 +51,17 @@ Modes = Annotated[str, typer.Option(
 Pin = Annotated[bool, typer.Option(help="Pin client and server CPUs (as kv)")]
 Loop = Annotated[str, typer.Option(help="Event loop for asyncio modes: asyncio, uvloop")]
 
-Output = Annotated[Path | None, typer.Option("--output", "-o",
-                   help="Results file (JSON Lines); default results/<time>-<workload>.jsonl")]
+
+def output_option(name: str) -> Any:
+    """--output/-o of a command whose results file is by default
+    results/<time>-NAME.jsonl (`execution.default_output(NAME)`)."""
+    return typer.Option("--output", "-o",
+                        help=f"Results file (JSON Lines); default results/<time>-{name}.jsonl")
+
+
+Output = Annotated[Path | None, output_option("<workload>")]
+
+
 def _check_path(path: Path, option: str) -> None:
     """A report path that cannot be written is refused before the run, not after."""
     from dbstand.results.store import check_output_path
