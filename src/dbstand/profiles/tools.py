@@ -44,12 +44,13 @@ def perf() -> str:
     return found
 
 
-def jcmd() -> tuple[str, str]:
-    found, jfr = shutil.which("jcmd"), shutil.which("jfr")
-    if not found or not jfr:
-        raise ProfilerMissing("--profile needs jcmd and jfr for JVM processes: "
-                              "apt-get install openjdk-17-jdk-headless")
-    return found, jfr
+def jcmd() -> str:
+    """jcmd, which has a JVM write its JIT's perf map (JDK 17+: `Compiler.perfmap`)."""
+    found = shutil.which("jcmd")
+    if not found:
+        raise ProfilerMissing("--profile needs jcmd for JVM processes (it writes the JIT's "
+                              "perf map): apt-get install openjdk-17-jdk-headless")
+    return found
 
 
 def inferno(tool: str) -> str:
