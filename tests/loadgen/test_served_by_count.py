@@ -27,3 +27,14 @@ def test_runs_by_count_wait_for_every_answer(test_server: TestServer) -> None:
     assert m["load"]["by_count"] is True
     # the warm-up's steps after the first were by count too: every one answered
     assert m["warmup"]["steps"] >= 2 and m["warmup"]["rate"] > 0
+
+
+def test_runs_by_count_last_the_minimum_time(test_server: TestServer) -> None:
+    """A fast page's runs: the count comes from the rates seen (not the seed's 4), so
+    each run still lasts at least `min_run_s`."""
+    plan = LoadPlan(connections=2, requests=4, repeats=3, max_repeats=3, min_run_s=0.5,
+                    warmup_s=0.4, max_warmup_s=2.0, warmup_step_s=0.2, interval_s=0,
+                    keepalive=False, by_count=True, pin=False)
+    m = measure(test_server.url("/sleep?ms=100"), plan, test_server.proc.pid)
+    assert m["repeats"] == 3 and m["requests"] == m["successes"] > 3 * 4
+    assert all(s >= 0.5 for s in m["run_s"]), m["run_s"]

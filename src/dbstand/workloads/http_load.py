@@ -243,17 +243,19 @@ def _counted_step(plan: LoadPlan, rate: float) -> LoadPlan | None:
     return replace(plan, requests=requests, duration_s=None, interval_s=0)
 
 
-def _run_plan(plan: LoadPlan, warm_rate: float | None) -> LoadPlan:
+def _run_plan(plan: LoadPlan, seen: list[float]) -> LoadPlan:
     """One counted run's plan: the seed's literal count, or (steady) a closed run long
-    enough for both `min_run_s` and `requests` at `warm_rate` (the median rate seen so
-    far: one stalled warm-up step does not stretch every run): timed, or `by_count`
-    that many requests, every one answered."""
+    enough for both `min_run_s` and `requests` at the rates `seen` so far (the warm-up's
+    last step, the runs since). Timed: for their median, so one stalled step does not
+    stretch every run. `by_count`: that many requests, every one answered, for the
+    fastest of them, so a run lasts `min_run_s` unless it is faster than every one."""
     if not plan.steady or plan.rate or plan.duration_s:
         return plan
-    if plan.by_count and warm_rate:
+    if plan.by_count and seen:
         requests = max(plan.requests or 0, plan.connections,
-                       math.ceil(1.1 * plan.min_run_s * warm_rate))
+                       math.ceil(1.1 * plan.min_run_s * max(seen)))
         return replace(plan, requests=requests)
+    warm_rate = statistics.median(seen) if seen else None
     need = plan.min_run_s
     if plan.requests and warm_rate:
         need = max(need, 1.1 * plan.requests / warm_rate)
@@ -341,7 +343,7 @@ def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: in
     while True:
         for tree in trees:
             tree.begin()
-        run = _run_plan(plan, statistics.median(seen) if seen else None)
+        run = _run_plan(plan, seen)
         result = _one_run(url, run, cluster, shards)
         if result.successes_per_s > 0:
             seen.append(result.successes_per_s)
