@@ -110,9 +110,10 @@ def _test_file(nodeid: str) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if "PYTEST_XDIST_WORKER" not in os.environ or config.cache is None:
+    cache = getattr(config, "cache", None)   # None with -p no:cacheprovider
+    if "PYTEST_XDIST_WORKER" not in os.environ or cache is None:
         return   # one process: the order does not change its wall time
-    last: dict[str, float] = config.cache.get(_FILE_SECONDS_KEY, {})
+    last: dict[str, float] = cache.get(_FILE_SECONDS_KEY, {})
     # a stable sort: a file's tests stay together and in their order
     items.sort(key=lambda item: -last.get(_test_file(item.nodeid), float("inf")))
 
@@ -132,15 +133,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     picked tests inside files (-x, -k, -m, FILE::TEST) leaves the figures alone: they
     would be of part of a file."""
     config = session.config
-    if ("PYTEST_XDIST_WORKER" in os.environ or config.cache is None or not _file_seconds
+    cache = getattr(config, "cache", None)
+    if ("PYTEST_XDIST_WORKER" in os.environ or cache is None or not _file_seconds
             or exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
             or session.shouldstop or session.shouldfail
             or config.getoption("keyword") or config.getoption("markexpr")
             or any("::" in arg for arg in config.args)):
         return
-    seconds = dict(config.cache.get(_FILE_SECONDS_KEY, {}))
+    seconds = dict(cache.get(_FILE_SECONDS_KEY, {}))
     seconds.update({f: round(s, 2) for f, s in _file_seconds.items()})
-    config.cache.set(_FILE_SECONDS_KEY, seconds)
+    cache.set(_FILE_SECONDS_KEY, seconds)
 
 
 @pytest.fixture(scope="session")
