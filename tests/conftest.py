@@ -145,6 +145,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     cache.set(_FILE_SECONDS_KEY, seconds)
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The slowest files of a two-worker run: where the suite's time goes, run after run."""
+    if "PYTEST_XDIST_WORKER" in os.environ or os.environ.get(SHARED_ENV) is None:
+        return
+    slowest = sorted(_file_seconds.items(), key=lambda item: -item[1])[:12]
+    terminalreporter.write_sep("=", f"slowest {len(slowest)} files (s, waits for "
+                                    "exclusive tests left out)")
+    for file, seconds in slowest:
+        terminalreporter.write_line(f"{seconds:8.1f}  {file}")
+
+
 @pytest.fixture(scope="session")
 def pg() -> Iterator[ServerRecord]:
     """A throwaway PostgreSQL for the whole session, stopped at the end."""
