@@ -43,7 +43,7 @@ test: deps-debian venv demo-check
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 	cd native/loadgen && cargo test --quiet
-	$(BIN)/python -m pytest -q --numprocesses 2 --dist loadfile
+	$(BIN)/python -m pytest -q --numprocesses 2 --dist loadfile --no-loadscope-reorder
 
 deps-debian:
 	bash scripts/install-debian-deps.sh

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -79,8 +80,11 @@ def _alone_when_measuring(request: pytest.FixtureRequest) -> Iterator[None]:
         return
     exclusive = request.node.get_closest_marker("exclusive") is not None
     with open(Path(shared) / "gate", "a") as gate, open(Path(shared) / "lock", "a") as lock:
+        waiting_since = time.monotonic()
         fcntl.flock(gate, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        # not the test's own time: left out of its file's weight (_file_seconds)
+        request.node.user_properties.append((_WAIT_PROPERTY, time.monotonic() - waiting_since))
         if not exclusive:
             fcntl.flock(gate, fcntl.LOCK_UN)
         try:
@@ -88,6 +92,68 @@ def _alone_when_measuring(request: pytest.FixtureRequest) -> Iterator[None]:
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
             fcntl.flock(gate, fcntl.LOCK_UN)
+
+
+# --- the order the two workers take files in ------------------------------------------------
+# `--dist loadfile` hands out whole files from one queue, in collection order (the Makefile
+# turns off xdist's own reordering by test count). A long file taken last leaves the other
+# worker idle for its whole length, so the files go longest first, by what each took in
+# the last run (pytest's cache, written by the controller). A file the cache does not know
+# yet goes first, in collection order: its cost is unknown.
+_FILE_SECONDS_KEY = "dbstand/file-seconds"
+_WAIT_PROPERTY = "waited_for_exclusive_s"
+_file_seconds: dict[str, float] = {}
+
+
+def _test_file(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    cache = getattr(config, "cache", None)   # None with -p no:cacheprovider
+    if "PYTEST_XDIST_WORKER" not in os.environ or cache is None:
+        return   # one process: the order does not change its wall time
+    last: dict[str, float] = cache.get(_FILE_SECONDS_KEY, {})
+    # a stable sort: a file's tests stay together and in their order
+    items.sort(key=lambda item: -last.get(_test_file(item.nodeid), float("inf")))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        return   # the controller (or a one-process run) adds them up
+    # every phase's report carries the test's properties; the wait was in its setup
+    waited = sum(v for k, v in report.user_properties if k == _WAIT_PROPERTY
+                 and isinstance(v, float)) if report.when == "setup" else 0.0
+    file = _test_file(report.nodeid)
+    _file_seconds[file] = _file_seconds.get(file, 0.0) + report.duration - waited
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Keep each file's seconds for the next run's order. A run that stopped early or
+    picked tests inside files (-x, -k, -m, FILE::TEST) leaves the figures alone: they
+    would be of part of a file."""
+    config = session.config
+    cache = getattr(config, "cache", None)
+    if ("PYTEST_XDIST_WORKER" in os.environ or cache is None or not _file_seconds
+            or exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+            or session.shouldstop or session.shouldfail
+            or config.getoption("keyword") or config.getoption("markexpr")
+            or any("::" in arg for arg in config.args)):
+        return
+    seconds = dict(cache.get(_FILE_SECONDS_KEY, {}))
+    seconds.update({f: round(s, 2) for f, s in _file_seconds.items()})
+    cache.set(_FILE_SECONDS_KEY, seconds)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The slowest files of a two-worker run: where the suite's time goes, run after run."""
+    if "PYTEST_XDIST_WORKER" in os.environ or os.environ.get(SHARED_ENV) is None:
+        return
+    slowest = sorted(_file_seconds.items(), key=lambda item: -item[1])[:12]
+    terminalreporter.write_sep("=", f"slowest {len(slowest)} files (s, waits for "
+                                    "exclusive tests left out)")
+    for file, seconds in slowest:
+        terminalreporter.write_line(f"{seconds:8.1f}  {file}")
 
 
 @pytest.fixture(scope="session")

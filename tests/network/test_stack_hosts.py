@@ -65,7 +65,8 @@ def test_a_stack_that_goes_around_the_proxy_fails_its_case(cli, pg_url: str,
     out = tmp_path / "r.jsonl"
     res = cli("--stack-dir", str(root), "run", "parking", "--stack", "bypass-raw",
               "--target", pg_url, "--logging", "off", "--users", "1", "--passes", "1",
-              "--batches", "2", "--db-rtt", "1ms", "-o", str(out))
+              "--batches", "2", "--load", "seed", "--db-rtt", "1ms", "-o",
+              str(out))
     assert res.code == 1, res.stdout + res.stderr
     recs = cases(out)
     assert {r["params"]["db_rtt"] for r in recs} == {"0 ms", "1 ms"}
