@@ -72,7 +72,8 @@ class ManagedPostgres(ManagedServer):
     clients from any address, routed ones too), database `dbstand`.
 
     pg_stat_statements is preloaded when the server has it, and created in database
-    `dbstand`, for statement counts.
+    `dbstand`, for statement counts. wal_level is minimal (no replicas to feed): data
+    loaded into a table truncated in the same transaction skips the WAL.
     """
 
     kind = "postgresql"
@@ -100,6 +101,11 @@ class ManagedPostgres(ManagedServer):
             "unix_socket_directories": f"'{data}'",
             "max_connections": "200",
             "logging_collector": "off",
+            # a throwaway server has no replicas: a table loaded in the transaction that
+            # truncated it (sql/bulk.py) then skips the WAL, its keys' build too; every
+            # change after the load is logged as on any server (recorded: wal_level)
+            "wal_level": "minimal",
+            "max_wal_senders": "0",
         }
         if _has_pg_stat_statements(bin_dir):
             settings["shared_preload_libraries"] = "'pg_stat_statements'"
