@@ -109,3 +109,21 @@ def gc_paused(enabled: bool = True) -> Iterator[None]:
     finally:
         if enabled and was:
             gc.enable()
+
+
+@contextlib.contextmanager
+def heap_frozen(enabled: bool = True) -> Iterator[None]:
+    """The objects alive before a case collected, then frozen (`gc.freeze`) until it
+    ends, so the collection before each iteration (`gc_paused`) walks only what the case
+    itself made: over the heap of the whole CLI it cost 10-20 ms per iteration here.
+    Frozen objects are still freed by their reference counts; after the case they go
+    back to the collector's oldest generation."""
+    if not enabled:
+        yield
+        return
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
