@@ -170,9 +170,11 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
 
     def one_iteration(index: int, every: int, latency: LatencyHistogram | None,
                       measured: bool) -> int:
-        # GC collected, then off from here: while the arguments and the plan are built
-        # (tens of thousands of new objects would set off collections of their own)
-        # and for the timed window itself
+        # GC collected, then off for the whole iteration: while the arguments and the
+        # plan are built, in the timed window, and while the data is checked and put back
+        # (the iteration's tens of thousands of new objects set off thousands of
+        # collections per case when the collector ran in between; what they leave is
+        # collected once, before the next iteration)
         with gc_paused(config.gc_off):
             args = bench.make_args(index)
             if len(args) != config.revs:
@@ -197,18 +199,18 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
                 raise
             except Exception as exc:
                 raise CaseFailed(f"{bench.name}: operation failed: {exc}".strip()) from exc
-        if result.ops_done != config.revs:
-            raise CaseFailed(f"{bench.name}: {result.ops_done} operations done, "
-                             f"expected {config.revs}")
-        if series is not None:
-            series.add(began, result.elapsed_ns, result.ops_done, measured, result.samples,
-                       result.histograms)
-        if latency is not None:
-            latency.record_many(result.samples)
-            for hist in result.histograms:
-                latency.merge(hist)
-        if bench.after_iteration is not None:
-            bench.after_iteration(index, args)
+            if result.ops_done != config.revs:
+                raise CaseFailed(f"{bench.name}: {result.ops_done} operations done, "
+                                 f"expected {config.revs}")
+            if series is not None:
+                series.add(began, result.elapsed_ns, result.ops_done, measured, result.samples,
+                           result.histograms)
+            if latency is not None:
+                latency.record_many(result.samples)
+                for hist in result.histograms:
+                    latency.merge(hist)
+            if bench.after_iteration is not None:
+                bench.after_iteration(index, args)
         if config.pause_s:
             time.sleep(config.pause_s)
         return result.elapsed_ns
