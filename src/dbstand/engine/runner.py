@@ -219,8 +219,8 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
     harness_ns, timer_ns = calibrate(bench.make_args(-1))
 
     # the heap that was there before the case (modules, the CLI, the driver) is out of
-    # the collector's reach until the case ends: each iteration's collection walks the
-    # case's own objects only (executor.heap_frozen)
+    # the collector's reach until the case ends, and the collector runs only where each
+    # iteration starts, over the case's own objects (executor.heap_frozen)
     with heap_frozen(config.gc_off):
         fixed = config.latency_every()
         warm_times: list[int] = []
