@@ -48,7 +48,7 @@ def test_stack_list_is_every_server_stack(cli) -> None:
     assert all(r["installed"] == (not r["missing"]) for r in rows)
     by_name = {r["stack"]: r for r in rows}
     # each stack's profiler and what it names; interpreters under perf: native frames only
-    assert by_name["java-tomcat-servlet"]["profiler"].startswith("jfr")
+    assert by_name["java-tomcat-servlet"]["profiler"].startswith("perf (frame pointers)")
     assert by_name["python-flask-gunicorn"]["profiler"] == "py-spy"
     for name in ("php-apache-modphp", "perl-starman", "csharp-mono-webforms"):
         assert by_name[name]["profiler"].startswith("perf"), by_name[name]

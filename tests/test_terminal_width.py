@@ -77,3 +77,24 @@ def test_a_wide_table_folds_with_its_row_names_and_a_legend() -> None:
     for i in range(12):                              # every value, whole, in some part
         assert f"{1000 * i:,}.5" in text and f"{1000 * i + 1:,}.5" in text
     assert text.count("the caption") == 1
+
+
+def test_prose_wraps_between_words_and_other_columns_stay_whole() -> None:
+    """A study's claims table: its reasons run to hundreds of characters. Before prose
+    columns existed rich squeezed the other columns to one letter a line to fit them."""
+    reason = ("at 4,000 rows execute_batch/prepare+execute_batch (inconclusive: the 95% "
+              "interval [0.867, 1.45] holds 1); " * 4).strip()
+    columns = [Column("id", "claim", names_row=True), Column("seed", "seed"),
+               Column("verdict", "verdict"), Column("reason", "why", prose=True)]
+    rows = [{"id": f"insert-order-{i}", "seed": "52x", "verdict": "INCONCLUSIVE",
+             "reason": reason} for i in range(3)]
+    console = Console(width=WIDTH, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    print_table(Table("claims", columns, rows), console)
+    text = console.export_text()
+    assert all(cell_len(line) <= WIDTH for line in text.splitlines())
+    assert "(1/" not in text                         # one part: the prose took the rest
+    for i in range(3):
+        assert re.search(rf"insert-order-{i}\s+52x\s+INCONCLUSIVE", text), text
+    words = set(reason.split())
+    assert words <= set(text.split()), words - set(text.split())  # no word cut
+    assert len([ln for ln in text.splitlines() if "inconclusive:" in ln]) > 3  # it wrapped

@@ -1,20 +1,27 @@
-"""dbstand's served figure against an independent client, wrk (issue 23).
+"""dbstand's served figure against two independent counts (issue 23): the server's own
+bytes written, and wrk.
 
-Both generators run the same closed keep-alive load at 1 and 4 connections, pinned to
-the client's CPUs of one placement, against a stack pinned to the stack's CPUs: the
-static nginx's file (the limit row) and Go net/http's hello. This machine's CPU speed
-itself varies by about 20% (docs/machine-speed.md), so the two alternate in pairs
-(wrk first, then the engine, then the engine first) and the median of the pairs'
-ratios is held, never one long run of each.
+The server's count: a stack's processes write each answer once, so the bytes the
+kernel counts as written by the stack's process tree (/proc/PID/io, sendfile included)
+over a run equal the bytes the engine counts as received, whatever the machine's speed
+does; that holds at every connection count. Measured 2026-11-26: nginx's file equal to
+the byte, Go's hello within 0.2% (answers cut at the run's end).
 
-The placement is `separate` (generator on one CPU, stack on the other), not the
-table's default `same`. On one shared CPU every microsecond a generator spends per
-request is taken from the server, so there the figure is the generators' own
-efficiency as much as the server's (the session that withdrew the first such test
-found the two apart by more than 10% there, in both directions: commit 1a22209);
-bench/wrk_agreement prints, per pair, both figures and each generator's CPU per
-request under either placement. What the two must agree on is the server's rate when
-neither takes CPU from it; that is what this test holds.
+wrk: both generators run the same closed keep-alive load, pinned to the client's CPU of
+the `separate` placement (generator on one CPU, stack on the other; on one shared CPU
+every microsecond a generator spends per request is taken from the server, so there the
+figure is the generators' own efficiency: commit 1a22209). This machine's CPU speed
+varies by about 20% (docs/machine-speed.md), so the two alternate in pairs and the
+median of the pairs' ratios is held. What is held depends on what limits the rate:
+- the server (Go's hello at 4 connections): the two agree within 10%;
+- the round trip (1 connection: one request in flight, the rate is one over the whole
+  round trip, the generator's part included): the engine is not slower than wrk by
+  more than 10%. It may be faster: its io_uring loop sends and waits in one system call
+  where wrk's epoll loop makes several, and on a quiet machine (CI, 2026-11-26) it read
+  7-22% above wrk at 1 connection on both stacks, a gap of the generators, not of the
+  server;
+- the generator's own CPU (nginx's file at 4 connections): not compared; the engine
+  reads about 12% below wrk there (docs/placement.md), a known gap of its own.
 """
 
 from __future__ import annotations
@@ -24,8 +31,10 @@ import statistics
 import subprocess
 from collections.abc import Iterator
 
+import psutil
 import pytest
 
+from dbstand.loadgen.engine import run_closed
 from dbstand.modes.pinning import placed
 from dbstand.stacks.launcher import StackHandle, running_stack
 from dbstand.stacks.manifest import get_manifest
@@ -53,6 +62,13 @@ def wrk_rate(url: str, connections: int) -> float:
     return float(found.group(1))
 
 
+def written(pid: int) -> int:
+    """Bytes the kernel counts as written by `pid` and its descendants."""
+    root = psutil.Process(pid)
+    return sum(proc.io_counters().write_chars
+               for proc in [root, *root.children(recursive=True)])
+
+
 @pytest.fixture(scope="module")
 def stack(request: pytest.FixtureRequest) -> Iterator[tuple[StackHandle, str]]:
     name = request.param
@@ -61,16 +77,26 @@ def stack(request: pytest.FixtureRequest) -> Iterator[tuple[StackHandle, str]]:
         yield handle, f"{handle.base_url}/{PAGES[name]}"
 
 
-#: Where the generator's own CPU is the limit, the figure is the generator's, not the
-#: stack's: the static file at 4 connections on a CPU of its own. There the engine read
-#: 65-84k requests/s against wrk's 74-93k (paired, make test on 2026-11-26: 12% below):
-#: a known gap of the engine's per-request cost (docs/placement.md), left out of the
-#: agreement rather than hidden in a wider tolerance.
+ALL = [(name, n) for name in PAGES for n in CLIENTS]
+#: what limits the rate under `separate` (measured: the module's docstring)
+SERVER_BOUND = {("go-nethttp", 4)}
 GENERATOR_BOUND = {("static-nginx", 4)}
-CASES = [(name, n) for name in PAGES for n in CLIENTS if (name, n) not in GENERATOR_BOUND]
+COMPARED = [case for case in ALL if case not in GENERATOR_BOUND]
 
 
-@pytest.mark.parametrize(("stack", "connections"), CASES, indirect=["stack"])
+@pytest.mark.parametrize(("stack", "connections"), ALL, indirect=["stack"])
+def test_engine_counts_what_the_server_wrote(stack: tuple[StackHandle, str],
+                                             connections: int) -> None:
+    handle, url = stack
+    run_closed(url, connections, duration=0.2)  # connections and caches warm
+    before = written(handle.pid)
+    result = run_closed(url, connections, duration=RUN_S)
+    sent = written(handle.pid) - before
+    assert result.failed == 0 and result.requests > 1000, result
+    assert abs(result.bytes / sent - 1) <= 0.01, (url, connections, result.bytes, sent)
+
+
+@pytest.mark.parametrize(("stack", "connections"), COMPARED, indirect=["stack"])
 def test_engine_agrees_with_wrk(stack: tuple[StackHandle, str], connections: int) -> None:
     handle, url = stack
     plan = LoadPlan(connections=connections, duration_s=RUN_S, load=SEED, repeats=1,
@@ -89,4 +115,8 @@ def test_engine_agrees_with_wrk(stack: tuple[StackHandle, str], connections: int
             assert ours["placement"]["cpus"] == where.cpus  # both generators placed alike
             ratios.append(ours["ops_per_s"] / theirs)
             pairs.append((round(ours["ops_per_s"]), round(theirs)))
-    assert abs(statistics.median(ratios) - 1) <= AGREE, (connections, url, pairs)
+    ratio = statistics.median(ratios)
+    if (handle.manifest.name, connections) in SERVER_BOUND:
+        assert abs(ratio - 1) <= AGREE, (connections, url, pairs)
+    else:  # round-trip bound: the engine's own part of the round trip may be smaller
+        assert ratio >= 1 - AGREE, (connections, url, pairs)

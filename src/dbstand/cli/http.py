@@ -34,7 +34,13 @@ from dbstand.workloads.http_run import (
     results_path,
     with_progress,
 )
-from dbstand.workloads.run_common import Export, named_outputs, parse_exports, write_exports
+from dbstand.workloads.run_common import (
+    Export,
+    named_outputs,
+    output_option,
+    parse_exports,
+    write_exports,
+)
 
 DEFAULT_DURATION_S = 10.0
 AB_TIMELIMIT_REQUESTS = 50_000  # ab: "-t implies -n 50000"
@@ -121,9 +127,7 @@ def http(
         "-p", "--post-file", help="File with the request body (implies POST)")] = None,
     content_type: Annotated[str | None, typer.Option(
         "-T", "--content-type", help="Content-Type of the body")] = None,
-    output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="Results file (JSON Lines); default results/<time>-http.jsonl")]
-        = None,
+    output: Annotated[Path | None, output_option("http")] = None,
     max_error_rate: Annotated[float, typer.Option(
         "--max-error-rate", help="Largest share of failed requests (non-2xx, socket errors, "
                                  "timeouts) for the run to count as ok, 0-1 "

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Literal
 
 from dbstand.engine.histogram import LatencyHistogram
-from dbstand.loadgen.series import Series
+from dbstand.loadgen.series import Series, per_second
 
 Mode = Literal["closed", "open", "scenario"]
 
@@ -178,20 +178,20 @@ class LoadResult(Counts):
 
     @property
     def requests_per_s(self) -> float:
-        return self.requests / self.elapsed_s if self.elapsed_s > 0 else 0.0
+        return per_second(self.requests, self.elapsed_s)
 
     @property
     def successes_per_s(self) -> float:
-        return self.successes / self.elapsed_s if self.elapsed_s > 0 else 0.0
+        return per_second(self.successes, self.elapsed_s)
 
     @property
     def bytes_per_s(self) -> float:
-        return self.bytes / self.elapsed_s if self.elapsed_s > 0 else 0.0
+        return per_second(self.bytes, self.elapsed_s)
 
     @property
     def requests_per_cpu_s(self) -> float:
         """What one CPU-second of the generator buys: its efficiency."""
-        return self.requests / self.cpu_s if self.cpu_s > 0 else 0.0
+        return per_second(self.requests, self.cpu_s)
 
     @classmethod
     def from_native(cls, d: Mapping[str, Any], **settings: Any) -> LoadResult:

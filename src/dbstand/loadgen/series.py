@@ -23,6 +23,13 @@ from typing import Any
 from dbstand.engine.histogram import LatencyHistogram
 from dbstand.engine.series import latency_fields
 
+
+def per_second(count: float, seconds: float) -> float:
+    """`count` per second over `seconds`; 0.0 for a span of no time (an empty run or
+    interval has no rate, and is no division error)."""
+    return count / seconds if seconds > 0 else 0.0
+
+
 #: the engine's default interval width (s); 0 keeps no series
 DEFAULT_INTERVAL_S = 1.0
 
@@ -45,7 +52,7 @@ class Interval:
 
     @property
     def ops_per_s(self) -> float:
-        return self.ops / self.dur_s if self.dur_s > 0 else 0.0
+        return per_second(self.ops, self.dur_s)
 
     def record(self, phase: str = "measured") -> dict[str, Any]:
         """The interval as the record stores it (docs/results-schema.md)."""

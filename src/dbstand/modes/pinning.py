@@ -15,8 +15,8 @@ docquery and parking) gets the same placement, recorded with the case:
 - `database`: the database server's process tree;
 - `proxy`: a proxy dbstand started on a case's path (Toxiproxy for `--db-rtt`, a TLS
   terminator in front of a stack for `--tls on`);
-- `profiler`: a profiled case's py-spy and perf processes, jcmd, and JFR's own threads
-  inside a JVM (the profiling session starts them on these CPUs while the case is placed).
+- `profiler`: a profiled case's py-spy and perf processes and jcmd (the profiling
+  session starts them on these CPUs while the case is placed).
 
 The table was chosen by measurement (docs/placement.md): every stack gets the same
 resources under each candidate, and the one with the narrowest intervals on this

@@ -15,14 +15,11 @@ import subprocess
 from pathlib import Path
 
 from dbstand.errors import ServerError, UserError
-from dbstand.network.toxiproxy import last_line
+from dbstand.network.helper import HelperServer, last_line
 from dbstand.targets.managed import (
     LOOPBACK,
-    ManagedServer,
     ServerRecord,
     chown_tree,
-    parent_death_preexec,
-    pid_running,
     stop_process,
     wait_for_port,
 )
@@ -98,14 +95,11 @@ def make_certificate(folder: Path, host: str = LOOPBACK) -> tuple[Path, Path]:
     return cert, key
 
 
-class ManagedTlsFront(ManagedServer):
+class ManagedTlsFront(HelperServer):
     """nginx terminating TLS on a free 127.0.0.1 port in front of `upstream`
     ("127.0.0.1:PORT", the stack), stopped with its process tree."""
 
     kind = "tls-front"
-    service_users = ("dbstand", "nobody")
-
-    _proc: subprocess.Popen | None = None
 
     def __init__(self, upstream: str, workers: int = 1):
         super().__init__(settings={"upstream": upstream, "workers": workers})
@@ -124,31 +118,21 @@ class ManagedTlsFront(ManagedServer):
                                     port=self.port))
         chown_tree(base_dir, self.run_as)
         log_path = base_dir / "error.log"
+        proc = self._spawn([nginx, "-p", str(base_dir), "-c", str(conf), "-e", str(log_path)],
+                           base_dir)
         try:
-            self._proc = subprocess.Popen(
-                [nginx, "-p", str(base_dir), "-c", str(conf), "-e", str(log_path)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, cwd=str(base_dir), start_new_session=True,
-                preexec_fn=parent_death_preexec(), user=self.run_as)
-        except OSError as exc:
-            raise ServerError(f"cannot start {nginx}: {exc.strerror}") from None
-        try:
-            wait_for_port(self.port, START_TIMEOUT_S, self._proc, self.bind)
+            wait_for_port(self.port, START_TIMEOUT_S, proc, self.bind)
         except ServerError:
-            stop_process(self._proc.pid, self._proc, timeout_s=5.0)
+            stop_process(proc.pid, proc, timeout_s=5.0)
             raise ServerError(f"the TLS terminator (nginx) did not start: "
                               f"{last_line(log_path)}") from None
         except BaseException:
-            stop_process(self._proc.pid, self._proc, timeout_s=5.0)
+            stop_process(proc.pid, proc, timeout_s=5.0)
             raise
-        return ServerRecord(kind=self.kind, pid=self._proc.pid, port=self.port,
+        return ServerRecord(kind=self.kind, pid=proc.pid, port=self.port,
                             url=self.url, password="", base_dir=str(base_dir),
                             log_path=str(log_path), run_as=self.run_as,
                             settings={**self.settings, "server": _version(nginx)})
-
-    def _stop(self, record: ServerRecord) -> None:
-        if pid_running(record.pid):
-            stop_process(record.pid, self._proc, timeout_s=10.0)
 
 
 def _version(nginx: str) -> str:

@@ -14,21 +14,14 @@ import contextlib
 import http.client
 import json
 import signal
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 from dbstand.errors import ServerError
+from dbstand.network.helper import HelperServer, last_line
 from dbstand.targets.gobuild import GoProgram, reachable_copy
-from dbstand.targets.managed import (
-    ManagedServer,
-    ServerRecord,
-    chown_tree,
-    parent_death_preexec,
-    pid_running,
-    stop_process,
-)
+from dbstand.targets.managed import ServerRecord, chown_tree, stop_process
 
 PROGRAM = GoProgram("toxiproxy", "Toxiproxy", Path(__file__).resolve().parent / "toxiproxy",
                     "DBSTAND_TOXIPROXY_BIN")
@@ -118,14 +111,11 @@ class ToxiproxyAPI:
         return int(attributes["released"]), int(attributes["late_ns"]) / 1000
 
 
-class ManagedToxiproxy(ManagedServer):
+class ManagedToxiproxy(HelperServer):
     """A throwaway Toxiproxy whose API listens on 127.0.0.1 (or `host`: an address of
     a network namespace a test made), stopped with its process tree."""
 
     kind = "toxiproxy"
-    service_users = ("dbstand", "nobody")
-
-    _proc: subprocess.Popen | None = None
 
     def __init__(self, port: int | None = None, settings: dict[str, Any] | None = None):
         super().__init__(port, settings)
@@ -142,21 +132,15 @@ class ManagedToxiproxy(ManagedServer):
         binary = built if self.run_as is None else reachable_copy(built, base_dir)
         log_path = base_dir / "toxiproxy.log"
         with open(log_path, "ab") as log_fh:
-            try:
-                self._proc = subprocess.Popen(
-                    [str(binary), "-host", self.host, "-port", str(self.port)],
-                    stdin=subprocess.DEVNULL, stdout=log_fh, stderr=subprocess.STDOUT,
-                    cwd=str(base_dir), start_new_session=True, preexec_fn=parent_death_preexec(),
-                    user=self.run_as)
-            except OSError as exc:
-                raise ServerError(f"cannot start {binary}: {exc.strerror}") from None
+            proc = self._spawn([str(binary), "-host", self.host, "-port", str(self.port)],
+                               base_dir, log_fh)
         try:
             self._wait_ready(log_path)
         except BaseException:
-            stop_process(self._proc.pid, self._proc, sig=signal.SIGKILL)
+            stop_process(proc.pid, proc, sig=signal.SIGKILL)
             raise
         return ServerRecord(
-            kind=self.kind, pid=self._proc.pid, port=self.port,
+            kind=self.kind, pid=proc.pid, port=self.port,
             url=f"http://{self.host}:{self.port}", password="", base_dir=str(base_dir),
             log_path=str(log_path), run_as=self.run_as,
             settings={"server": version, "binary": str(built), "api": f"{self.host}:"
@@ -177,16 +161,3 @@ class ManagedToxiproxy(ManagedServer):
             time.sleep(0.05)
         raise ServerError(f"Toxiproxy did not answer on {self.host}:{self.port} within "
                           f"{START_TIMEOUT_S:.0f} s: {last_line(log_path)}")
-
-    def _stop(self, record: ServerRecord) -> None:
-        if pid_running(record.pid):
-            stop_process(record.pid, self._proc, timeout_s=10.0)
-
-
-def last_line(path: Path) -> str:
-    """The last line of a server's log, for a one-line error."""
-    try:
-        lines = [line for line in path.read_text(errors="replace").splitlines() if line]
-    except OSError:
-        return "no log"
-    return lines[-1][:300] if lines else "empty log"

@@ -1,8 +1,7 @@
-"""Folded stacks ("frame;frame;frame count" lines): shares, JFR's samples, flame graphs."""
+"""Folded stacks ("frame;frame;frame count" lines): shares, perf's samples, flame graphs."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections import Counter
 from collections.abc import Iterable
@@ -54,24 +53,6 @@ def share_of(stacks: Counter[str], needle: str) -> float:
     return hit / total if total else 0.0
 
 
-def from_jfr(events: dict[str, Any], process: str) -> Counter[str]:
-    """`jfr print --json --events jdk.ExecutionSample` -> folded stacks, root first."""
-    stacks: Counter[str] = Counter()
-    for event in events.get("recording", {}).get("events", []):
-        trace = (event.get("values") or {}).get("stackTrace") or {}
-        frames = []
-        for frame in trace.get("frames") or []:
-            method = frame.get("method") or {}
-            owner = ((method.get("type") or {}).get("name") or "?").replace(";", ":")
-            owner = owner.replace("/", ".")   # JVM internal names: java/lang/String
-            frames.append(f"{owner}.{method.get('name', '?')}")
-        if frames:
-            if trace.get("truncated"):
-                frames.append(UNKNOWN)
-            stacks[";".join([process, *reversed(frames)])] += 1
-    return stacks
-
-
 def from_perf_script(script: str, inferno_collapse: str) -> Counter[str]:
     done = subprocess.run([inferno_collapse, "--all"], input=script, capture_output=True,
                           text=True, check=False)
@@ -94,12 +75,3 @@ def flamegraph(stacks: Counter[str], svg: Path, title: str) -> None:
     if done.returncode != 0:
         raise RuntimeError(f"inferno-flamegraph failed: {done.stderr.strip()[:200]}")
     svg.write_text(done.stdout)
-
-
-def jfr_json(jfr: str, recording: Path) -> dict[str, Any]:
-    done = subprocess.run([jfr, "print", "--json", "--events", "jdk.ExecutionSample",
-                           str(recording)], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"jfr print failed: {done.stderr.strip()[:200]}")
-    data: dict[str, Any] = json.loads(done.stdout)
-    return data

@@ -1,11 +1,13 @@
 """Which profiler samples which process: decided from the process's executable.
 
 CPython (and gunicorn's, uvicorn's workers, which are CPython) -> py-spy; a JVM ->
-JDK Flight Recorder, which names Java frames; a Go program -> perf walking frame
-pointers (Go keeps them; its stacks defeat DWARF unwinding: one frame deep, measured);
-anything else -> perf with DWARF unwinding (Debian's binaries have no frame pointers). Node's JIT
-frames are named through its perf map when the stack starts node with
---perf-basic-prof; PyPy's and Mono's JIT frames stay unnamed under perf.
+perf walking frame pointers, the JVM started with -XX:+PreserveFramePointer when
+profiled (`launch_env`) and its JIT's code named by the perf map it writes at the end
+of the window; a Go program -> perf walking frame pointers (Go keeps them; its stacks
+defeat DWARF unwinding: one frame deep, measured); anything else -> perf with DWARF
+unwinding (Debian's binaries have no frame pointers). Node's JIT frames are named
+through its perf map when the stack starts node with --perf-basic-prof; PyPy's and
+Mono's JIT frames stay unnamed under perf.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import psutil
 
 from dbstand.proctree import tree
 
-PYTHON, JVM, NATIVE, GO = "py-spy", "jfr", "perf", "perf-fp"
+PYTHON, JVM, NATIVE, GO = "py-spy", "perf-java", "perf", "perf-fp"
 #: an ELF section only the Go toolchain writes
 GO_SECTION = b".go.buildinfo"
 
@@ -90,7 +92,9 @@ NATIVE_ONLY = "native frames only: "
 #: with, and what that profiler can name in it (`dbstand stack list`)
 BY_LANGUAGE: dict[str, tuple[str, str]] = {
     "python": ("py-spy", "Python functions (file:line); C extensions as the call into them"),
-    "java": ("jfr (JDK Flight Recorder)", "Java methods (Java threads only: no GC, no JIT)"),
+    "java": ("perf (frame pointers) + the JVM's perf map (Compiler.perfmap)",
+             "JIT-compiled Java methods by name (inlined ones inside their caller; "
+             "interpreted ones as Interpreter), the JVM's C++ (GC, JIT compiler), the kernel"),
     "javascript": ("perf + node's perf map (--perf-basic-prof)",
                    "JavaScript functions by name, V8's and libuv's C++"),
     "csharp": ("perf (DWARF unwinding)",

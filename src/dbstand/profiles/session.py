@@ -5,14 +5,13 @@ and an SVG flame graph per tier, beside the results file.
 The request is the run's (execution.py opens it around a profiled case); the probes
 that know the trees (`probes/case.py`, `workloads/http_load.py`) attach and stop, so
 the samples cover the measured window, not set-up or verification. Each profiler's
-own CPU is read from its process (JFR's: from its threads inside the JVM) and reported
-apart from every tier's.
+own CPU is read from its process and reported apart from every tier's.
 
 Where the profilers run is the placement table's (`modes/pinning.py`, role `profiler`):
-while a case is placed, the table hands its CPUs to the session (`place`), py-spy and
-perf start on them, and JFR's own threads inside the JVM are moved to them. What no
-affinity can move stays on the sampled CPU: perf's sampling interrupt and its copy of
-each sample's user stack run in the sampled thread's time (docs/profiles.md).
+while a case is placed, the table hands its CPUs to the session (`place`), and py-spy,
+perf and jcmd start on them. What no affinity can move stays on the sampled CPU: perf's
+sampling interrupt and its copy of each sample's user stack run in the sampled thread's
+time (docs/profiles.md).
 """
 
 from __future__ import annotations
@@ -31,22 +30,18 @@ from typing import Any
 import psutil
 
 from dbstand.errors import CaseFailed
-from dbstand.profiles import folded, tools
+from dbstand.profiles import folded, perf_map, tools
 from dbstand.profiles.runtimes import GO, JVM, NATIVE, PYTHON, split_tree
 
 #: py-spy samples every process of a tree at this rate, busy or not: 99 Hz keeps its
 #: cost on a prefork server's many processes low
 RATE_HZ = 99
 #: perf samples per CPU-second the target uses: tiers that use a few % of a core
-#: (an app waiting on its database) still get samples; JFR's "profile" settings
-#: sample Java threads every 10 ms
+#: (an app waiting on its database) still get samples
 PERF_RATE_HZ = 499
 #: bytes of user stack perf copies per sample for DWARF unwinding (docs/profiles.md)
 DWARF_STACK_BYTES = 16384
 STOP_TIMEOUT_S = 30.0
-#: the names (comm, 15 characters) of JDK Flight Recorder's own threads in a JVM:
-#: "JFR Recorder Thread", "JFR Periodic Tasks", "JFR Thread Sampler"...
-JFR_THREAD_PREFIX = "JFR "
 #: py-spy and perf take a moment to attach: the first window waits for them (untimed)
 READY_S = 0.5
 
@@ -58,14 +53,9 @@ class _Running:
     pids: list[int]
     output: Path
     proc: subprocess.Popen[bytes] | None = None
-    jfr_pid: int = 0
     #: the CPUs the placement table gave this profiler (empty: left to the scheduler)
     cpus: list[int] = field(default_factory=list)
-    #: JFR's threads inside the JVM, with their CPU seconds when it started
-    jfr_threads: dict[int, float] = field(default_factory=dict)
     cpu_s: float = 0.0
-    #: of `cpu_s`, what ran inside a measured process (JFR's threads): in its tier too
-    inside_s: float = 0.0
     started: float = 0.0
     wall_s: float = 0.0
 
@@ -89,7 +79,7 @@ class ProfileSession:
         running, dbstand's children too) needs, one per runtime."""
         self.directory.mkdir(parents=True, exist_ok=True)
         for kind, pids in split_tree(pid, (*exclude, *self.pids())).items():
-            perf = kind in (NATIVE, GO)
+            perf = kind in (NATIVE, GO, JVM)
             for index, one in enumerate([pids[0]] if perf else pids):
                 out = self.directory / f"{tier}-{kind}-{index}"
                 run = _Running(tier, kind, pids if perf else [one], out,
@@ -136,7 +126,6 @@ class ProfileSession:
         cpus = sorted({c for r in runs for c in r.cpus})
         out: dict[str, Any] = {"profilers": sorted({r.kind for r in runs}),
                                "profiler_cpu_s": round(sum(r.cpu_s for r in runs), 3),
-                               "profiler_cpu_inside_s": round(sum(r.inside_s for r in runs), 3),
                                "profiler_cpus": cpus,   # empty: not placed (nor was the case)
                                "profiled_s": round(max(r.wall_s for r in runs), 3),
                                **folded.summary(stacks)}
@@ -162,17 +151,10 @@ def _start(run: _Running) -> None:
         cmd = [tools.py_spy(), "record", "--pid", str(run.pids[0]), "--subprocesses",
                "--nonblocking", "--rate", str(RATE_HZ), "--format", "raw",
                "--output", str(run.output.with_suffix(".folded"))]
-    elif run.kind == JVM:
-        jcmd, _ = tools.jcmd()
-        run.jfr_pid = run.pids[0]
-        subprocess.run([jcmd, str(run.jfr_pid), "JFR.start", f"name={run.output.name}",
-                        "settings=profile"], capture_output=True, check=True, timeout=60)
-        run.jfr_threads = _jfr_threads(run.jfr_pid)
-        for tid in run.jfr_threads:
-            _pin(tid, run.cpus)
-        return
     else:
-        graph = "fp" if run.kind == GO else f"dwarf,{DWARF_STACK_BYTES}"
+        if run.kind == JVM:
+            tools.jcmd()   # needed at the end (the perf map): missing, say so before
+        graph = "fp" if run.kind in (GO, JVM) else f"dwarf,{DWARF_STACK_BYTES}"
         cmd = [tools.perf(), "record", "-q", "-e", "cpu-clock", "-F", str(PERF_RATE_HZ),
                "--call-graph", graph,
                "-p", ",".join(map(str, run.pids)), "-o", str(run.output.with_suffix(".data"))]
@@ -195,46 +177,7 @@ def _on(cpus: list[int] | None) -> Iterator[None]:
             os.sched_setaffinity(0, mine)
 
 
-def _pin(tid: int, cpus: list[int]) -> None:
-    if cpus:
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(tid, cpus)
-
-
-def _thread_cpu_s(pid: int, tid: int) -> float | None:
-    """A thread's seconds on a CPU, in nanoseconds from /proc's schedstat (another
-    process's thread clocks cannot be read, and stat's 10 ms ticks round JFR's few ms
-    a second to nothing)."""
-    try:
-        return int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0]) / 1e9
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _jfr_threads(pid: int) -> dict[int, float]:
-    """JDK Flight Recorder's threads in the JVM `pid`, each with its CPU seconds now."""
-    out: dict[int, float] = {}
-    with contextlib.suppress(OSError):
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            with contextlib.suppress(OSError):
-                if (task / "comm").read_text().startswith(JFR_THREAD_PREFIX):
-                    cpu = _thread_cpu_s(pid, int(task.name))
-                    if cpu is not None:
-                        out[int(task.name)] = cpu
-    return out
-
-
 def _stop(run: _Running) -> None:
-    if run.kind == JVM:
-        # JFR's threads' CPU while it recorded: threads started since JFR.start from 0
-        now = _jfr_threads(run.jfr_pid)
-        run.cpu_s = run.inside_s = sum(max(cpu - run.jfr_threads.get(tid, 0.0), 0.0)
-                                       for tid, cpu in now.items())
-        jcmd, _ = tools.jcmd()
-        subprocess.run([jcmd, str(run.jfr_pid), "JFR.stop", f"name={run.output.name}",
-                        f"filename={run.output.with_suffix('.jfr')}"],
-                       capture_output=True, check=False, timeout=120)
-        return
     assert run.proc is not None
     with contextlib.suppress(psutil.Error):
         times = psutil.Process(run.proc.pid).cpu_times()
@@ -251,9 +194,7 @@ def _collect(run: _Running) -> Counter[str]:
     if run.kind == PYTHON:
         return folded.read(run.output.with_suffix(".folded"))
     if run.kind == JVM:
-        _, jfr = tools.jcmd()
-        name = f"java {run.jfr_pid}"
-        return folded.from_jfr(folded.jfr_json(jfr, run.output.with_suffix(".jfr")), name)
+        _write_perf_maps(run.pids)
     data = run.output.with_suffix(".data")
     # without the period field inferno counts samples, not nanoseconds
     script = subprocess.run([tools.perf(), "script", "-F", "comm,pid,tid,time,ip,sym,dso",
@@ -261,6 +202,19 @@ def _collect(run: _Running) -> Counter[str]:
                             text=True, errors="replace", check=False, timeout=600)
     data.unlink(missing_ok=True)   # DWARF samples are large; the folded stacks stay
     return folded.from_perf_script(script.stdout, tools.inferno("inferno-collapse-perf"))
+
+
+def _write_perf_maps(pids: list[int]) -> None:
+    """Each JVM writes /tmp/perf-PID.map now (JDK 17's `Compiler.perfmap`): the JIT's
+    code as it is at the end of the window, so perf script names compiled Java methods.
+    The launcher removes the maps with the stack's processes."""
+    jcmd = tools.jcmd()
+    for pid in pids:
+        done = subprocess.run([jcmd, str(pid), "Compiler.perfmap"], capture_output=True,
+                              text=True, check=False, timeout=120)
+        if done.returncode != 0 or not perf_map(pid).exists():
+            raise RuntimeError(f"jcmd {pid} Compiler.perfmap wrote no perf map: "
+                               f"{(done.stdout + done.stderr).strip()[:200]}")
 
 
 _ACTIVE: ProfileSession | None = None
@@ -275,7 +229,7 @@ def active() -> ProfileSession | None:
 def profiling(directory: Path) -> Iterator[ProfileSession]:
     """Profile the case run inside: its probes attach; anything left running stops."""
     global _ACTIVE
-    session = ProfileSession(directory.resolve())  # a JVM writes JFR relative to its cwd
+    session = ProfileSession(directory.resolve())
     _ACTIVE = session
     try:
         yield session

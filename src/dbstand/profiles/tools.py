@@ -23,19 +23,21 @@ def _venv_bin(name: str) -> str | None:
     return str(path) if path.exists() else None
 
 
+def _found(path: str | None, missing: str) -> str:
+    """`path`, or the one line saying what to install."""
+    if not path:
+        raise ProfilerMissing(f"--profile needs {missing}")
+    return path
+
+
 def py_spy() -> str:
-    found = shutil.which("py-spy") or _venv_bin("py-spy")
-    if not found:
-        raise ProfilerMissing("--profile needs py-spy for Python processes: "
-                              "pip install 'dbstand[profile]' (py-spy 0.4.1)")
-    return found
+    return _found(shutil.which("py-spy") or _venv_bin("py-spy"),
+                  "py-spy for Python processes: pip install 'dbstand[profile]' (py-spy 0.4.1)")
 
 
 def perf() -> str:
-    found = shutil.which("perf")
-    if not found:
-        raise ProfilerMissing("--profile needs perf for native processes: "
-                              "apt-get install linux-perf")
+    found = _found(shutil.which("perf"),
+                   "perf for native processes: apt-get install linux-perf")
     if os.geteuid() != 0:
         level = Path("/proc/sys/kernel/perf_event_paranoid").read_text().strip()
         if int(level) > 1:
@@ -44,22 +46,17 @@ def perf() -> str:
     return found
 
 
-def jcmd() -> tuple[str, str]:
-    found, jfr = shutil.which("jcmd"), shutil.which("jfr")
-    if not found or not jfr:
-        raise ProfilerMissing("--profile needs jcmd and jfr for JVM processes: "
-                              "apt-get install openjdk-17-jdk-headless")
-    return found, jfr
+def jcmd() -> str:
+    """jcmd, which has a JVM write its JIT's perf map (JDK 17+: `Compiler.perfmap`)."""
+    return _found(shutil.which("jcmd"), "jcmd for JVM processes (it writes the JIT's perf "
+                                        "map): apt-get install openjdk-17-jdk-headless")
 
 
 def inferno(tool: str) -> str:
     """An inferno binary (`inferno-flamegraph`, `inferno-collapse-perf`)."""
     local = cache_dir() / INFERNO_ROOT_NAME / "bin" / tool
-    found = shutil.which(tool) or (str(local) if local.exists() else None)
-    if not found:
-        raise ProfilerMissing(f"--profile needs inferno 0.12 ({tool}): "
-                              "run scripts/install-profilers.sh")
-    return found
+    return _found(shutil.which(tool) or (str(local) if local.exists() else None),
+                  f"inferno 0.12 ({tool}): run scripts/install-profilers.sh")
 
 
 def check_all() -> None:

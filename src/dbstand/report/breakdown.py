@@ -79,7 +79,7 @@ def tiers_of(record: dict[str, Any]) -> dict[str, tuple[float, float]]:
     if profiler is not None and rate:
         out["profiler"] = (profiler * cores / rate * 1e6, profiler)
         for tier, inside in _profiler_inside(record).items():
-            if tier in out:   # JFR's threads: measured in the JVM's tier, moved here
+            if tier in out:   # JFR's threads (older records): in the JVM's tier, moved here
                 us, share = out[tier]
                 out[tier] = (max(us - inside * cores / rate * 1e6, 0.0),
                              max(share - inside, 0.0))
@@ -95,16 +95,17 @@ def _shares(record: dict[str, Any], key: str) -> dict[str, float]:
 
 
 def _profiler_share(record: dict[str, Any]) -> float | None:
-    """The profilers' CPU as a share of the machine: their own processes, and JFR's
-    threads inside the JVM."""
+    """The profilers' CPU as a share of the machine: their own processes (and, in
+    records written while JVMs were profiled by JFR, its threads inside the JVM)."""
     shares = _shares(record, "profiler_cpu_s")
     return sum(shares.values()) if shares else None
 
 
 def _profiler_inside(record: dict[str, Any]) -> dict[str, float]:
     """Breakdown tier -> the share of it that was a profiler's threads inside its
-    processes (JFR in a JVM: the app tier), so the profiler tier has it and that tier
-    does not; a profiling tier is named as the breakdown's tier it samples."""
+    processes (JFR in a JVM, in records written before JVMs were profiled by perf: the
+    app tier), so the profiler tier has it and that tier does not; a profiling tier is
+    named as the breakdown's tier it samples."""
     return {name: share for name, share in _shares(record, "profiler_cpu_inside_s").items()
             if share}
 

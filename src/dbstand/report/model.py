@@ -22,6 +22,9 @@ class Column:
     #: names the row (stack, operation, users...): repeated in every part of a table the
     #: terminal folds to fit its width; unmarked tables use their leading text columns
     names_row: bool = False
+    #: sentences (a verdict's reason, a claim's text): in the terminal they wrap between
+    #: words and take the width the other columns leave, instead of one long line
+    prose: bool = False
 
 
 @dataclass

@@ -199,10 +199,12 @@ def ok(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def claims_table(results: Sequence[ClaimResult]) -> Table:
-    columns = [Column("id", "claim"), Column("text", "what the seed says"),
-               Column("seed", "seed"), Column("measured", "measured here [95% interval]"),
-               Column("verdict", "verdict"), Column("stand_in", "stand-in"),
-               Column("reason", "why")]
+    columns = [Column("id", "claim", names_row=True),
+               Column("text", "what the seed says", prose=True),
+               Column("seed", "seed"),
+               Column("measured", "measured here [95% interval]", prose=True),
+               Column("verdict", "verdict"), Column("stand_in", "stand-in", prose=True),
+               Column("reason", "why", prose=True)]
     rows = [{"id": r.id, "text": r.claim + (f" [{r.note}]" if r.note else ""),
              "seed": r.seed, "measured": r.measured, "verdict": r.verdict.upper(),
              "stand_in": r.stand_in or "-", "reason": r.reason} for r in results]

@@ -12,6 +12,7 @@ from dbstand.console import console
 from dbstand.errors import UserError
 from dbstand.modes.pinning import DEFAULT_PLACEMENT
 from dbstand.studies import STUDIES
+from dbstand.workloads.run_common import Html, output_option
 
 
 def study(
@@ -21,11 +22,8 @@ def study(
     markdown: Annotated[Path | None, typer.Option(
         help="Also write the study as a Markdown page here (e.g. docs/studies/NAME.md)")]
         = None,
-    html: Annotated[Path | None, typer.Option(help="Also write the HTML report here")]
-        = None,
-    output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="Results file (JSON Lines); default "
-                               "results/<time>-study-NAME.jsonl")] = None,
+    html: Html = None,
+    output: Annotated[Path | None, output_option("study-NAME")] = None,
     results: Annotated[Path | None, typer.Option(
         "--results", help="Check the claims on an earlier run of this study instead of "
                           "running it again")] = None,

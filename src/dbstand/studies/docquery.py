@@ -58,7 +58,8 @@ class DocqueryStudy(Study):
                    else "") + ") and test 2 (100 requests at concurrency 10), a new "
                 "connection per request as ab sends them; "
                 + ("the steady load: a warm-up until steady, then runs of at least 1 s and "
-                   f"the test's request count, at least {p['repeats']}, until the 95% CI is "
+                   "the test's request count, each ending when every request is answered "
+                   f"(as ab's -n), at least {p['repeats']}, until the 95% CI is "
                    "within ±3% (at most 30); client, stack and database placed by the one "
                    "placement table (docs/placement.md)." if p["load"] == "steady" else
                    f"the seed's literal load, {p['repeats']} runs per case."))

@@ -11,7 +11,12 @@ coordinated-omission-corrected latency), each lasting at least `min_run_s` and a
 `requests` answers (a seed's request count is the shape of a run, not its length), are
 repeated until the 95% interval of the mean is within `target_ci_pct`, or a cap
 (`max_repeats`, or `max_time_s` once `repeats` runs are done) marks the case
-unstable. The `seed` load reproduces a
+unstable. A closed run is timed (as wrk's `-d`), or with `by_count` a number of
+requests sized from the warm-up's rate that ends when every one is answered (as ab's
+`-n`): a timed run gives requests in flight at its end half a second (the engine's
+END_GRACE) and counts the rest as timeouts, which a server that queues C connections
+behind one thread (a latency of C/rate, over 0.5 s at 100 connections below 200
+requests/s) would fail on while answering every request. The `seed` load reproduces a
 seed literally: one warm-up request, `repeats` runs of exactly `requests` requests.
 
 Every part runs where the placement table (`modes/pinning.py`) puts it: the generator
@@ -27,6 +32,7 @@ record's `series`, one list of intervals per run; the warm-up is not in it.
 from __future__ import annotations
 
 import contextlib
+import math
 import statistics
 import time
 from dataclasses import dataclass, replace
@@ -79,6 +85,7 @@ class LoadPlan:
     max_warmup_s: float = 10.0         # ... and at most this long
     warmup_step_s: float = 1.0         # steady: the warm-up steps compared
     warmup_requests: int = 1           # seed: the warm-up is this many requests
+    by_count: bool = False             # steady closed runs: a request count, not a time
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE
     interval_s: float = DEFAULT_INTERVAL_S  # time series' interval; 0: none
     pin: bool = True                   # place generator, stack and database (the table)
@@ -202,12 +209,17 @@ def _warm_up(url: str, plan: LoadPlan, cluster: ClusterSession | None) -> dict[s
             run_closed(url, 1, requests=plan.warmup_requests, keepalive=plan.keepalive,
                        interval_s=0, tls=plan.tls)
         return {"requests": plan.warmup_requests, "rate": None}
-    step = replace(plan, requests=None, duration_s=plan.warmup_step_s, interval_s=0)
+    timed = replace(plan, requests=None, duration_s=plan.warmup_step_s, interval_s=0)
+    step = timed
     per_request: list[float] = []
     spent, requests = 0.0, 0
     began = time.perf_counter()
     while True:
         result = _one_run(url, step, cluster)
+        # by count, the steps after the first are as long at the last step's rate and
+        # end answered: no request of theirs is left queued at the server when the
+        # counted runs start
+        step = _counted_step(plan, result.successes_per_s) or timed
         spent = time.perf_counter() - began
         requests += result.requests
         per_request.append(1.0 / result.successes_per_s if result.successes_per_s > 0
@@ -222,12 +234,28 @@ def _warm_up(url: str, plan: LoadPlan, cluster: ClusterSession | None) -> dict[s
             "rate": last if last > 0 else None}
 
 
-def _run_plan(plan: LoadPlan, warm_rate: float | None) -> LoadPlan:
+def _counted_step(plan: LoadPlan, rate: float) -> LoadPlan | None:
+    """A `by_count` plan's warm-up step after the first: the requests of one step at
+    `rate` (at least one per connection); None when not by count or with no rate."""
+    if not plan.by_count or rate <= 0:
+        return None
+    requests = max(plan.connections, math.ceil(rate * plan.warmup_step_s))
+    return replace(plan, requests=requests, duration_s=None, interval_s=0)
+
+
+def _run_plan(plan: LoadPlan, seen: list[float]) -> LoadPlan:
     """One counted run's plan: the seed's literal count, or (steady) a closed run long
-    enough for both `min_run_s` and `requests` at `warm_rate` (the median rate seen so
-    far: one stalled warm-up step does not stretch every run)."""
+    enough for both `min_run_s` and `requests` at the rates `seen` so far (the warm-up's
+    last step, the runs since). Timed: for their median, so one stalled step does not
+    stretch every run. `by_count`: that many requests, every one answered, for the
+    fastest of them, so a run lasts `min_run_s` unless it is faster than every one."""
     if not plan.steady or plan.rate or plan.duration_s:
         return plan
+    if plan.by_count and seen:
+        requests = max(plan.requests or 0, plan.connections,
+                       math.ceil(1.1 * plan.min_run_s * max(seen)))
+        return replace(plan, requests=requests)
+    warm_rate = statistics.median(seen) if seen else None
     need = plan.min_run_s
     if plan.requests and warm_rate:
         need = max(need, 1.1 * plan.requests / warm_rate)
@@ -315,7 +343,7 @@ def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: in
     while True:
         for tree in trees:
             tree.begin()
-        run = _run_plan(plan, statistics.median(seen) if seen else None)
+        run = _run_plan(plan, seen)
         result = _one_run(url, run, cluster, shards)
         if result.successes_per_s > 0:
             seen.append(result.successes_per_s)
@@ -439,6 +467,7 @@ def metrics_of(runs: list[LoadResult], plan: LoadPlan, app: TreeCpu,
                  "max_repeats": plan.max_repeats if plan.steady else plan.repeats,
                  "target_ci_pct": plan.target_ci_pct, "stop_rule": plan.stop_rule,
                  "min_run_s": plan.min_run_s if plan.steady else None,
+                 "by_count": plan.by_count if plan.steady and not plan.rate else None,
                  "warmup_requests": None if plan.steady else plan.warmup_requests},
     }
     if front is not None:

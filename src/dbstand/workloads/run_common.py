@@ -43,8 +43,25 @@ AppRtt = Annotated[str | None, typer.Option(
     "--app-rtt", help="Round-trip times between the load generator and the stack, e.g. "
     "0,0.2ms,1ms: as --db-rtt, for the HTTP hop (docs/network.md)")]
 
-Output = Annotated[Path | None, typer.Option("--output", "-o",
-                   help="Results file (JSON Lines); default results/<time>-<workload>.jsonl")]
+#: --mode, --pin and --loop of the in-process runs that take them alike (script, python;
+#: kv words its own: several loops a run, a placement table)
+Modes = Annotated[str, typer.Option(
+    help="Modes: sync, threads:N, asyncio:N, processes:P[xasyncio:N]; each stack runs the "
+         "ones it can")]
+Pin = Annotated[bool, typer.Option(help="Pin client and server CPUs (as kv)")]
+Loop = Annotated[str, typer.Option(help="Event loop for asyncio modes: asyncio, uvloop")]
+
+
+def output_option(name: str) -> Any:
+    """--output/-o of a command whose results file is by default
+    results/<time>-NAME.jsonl (`execution.default_output(NAME)`)."""
+    return typer.Option("--output", "-o",
+                        help=f"Results file (JSON Lines); default results/<time>-{name}.jsonl")
+
+
+Output = Annotated[Path | None, output_option("<workload>")]
+
+
 def _check_path(path: Path, option: str) -> None:
     """A report path that cannot be written is refused before the run, not after."""
     from dbstand.results.store import check_output_path

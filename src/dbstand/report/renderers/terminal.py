@@ -5,7 +5,9 @@ a stack's name letter by letter or drop columns to fit. The columns that name a 
 (`Column.names_row`, or the leading text columns) are repeated in each part and the
 others are dealt into as many parts as the width needs; a row name too long for its
 share is cut with a mark and spelled out in a legend under the table. Every cell keeps
-its whole text on one line; headers wrap between words. Exports keep the full table.
+its whole text on one line, except prose columns (`Column.prose`: a verdict's reason),
+which wrap between words and take the width the others leave; headers wrap between
+words. Exports keep the full table.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ STYLES = {"failed": "red", "unstable": "yellow", "limit": "cyan"}
 NAME_SHARE = 0.45
 #: a cut name keeps at least this many characters
 MIN_NAME = 10
+#: a prose column is at least this wide (or its longest word, or its whole text)
+MIN_PROSE = 24
 
 
 def row_name_columns(columns: list[Column]) -> int:
@@ -74,18 +78,32 @@ class _Cells:
         mark = self.marks.setdefault(value, f"~{len(self.marks) + 1}")
         return value[:max(1, cap - len(mark) - 1)] + "…" + mark
 
+    def longest(self, col: int) -> int:
+        return max([0] + [cell_len(self.cell(r, col)) for r in range(len(self.full))])
+
     def need(self, col: int) -> int:
-        """The narrowest the column can be: its widest cell whole, its longest header
-        word."""
+        """The narrowest the column can be: its widest cell whole (a prose column: its
+        longest word, at least MIN_PROSE unless all its text is shorter), its longest
+        header word."""
         words = self.columns[col].title.split() or [""]
-        return max([cell_len(w) for w in words]
-                   + [cell_len(self.cell(r, col)) for r in range(len(self.full))])
+        if self.columns[col].prose:
+            cells = [min(self.longest(col), MIN_PROSE)] + [
+                cell_len(w) for r in range(len(self.full)) for w in self.cell(r, col).split()]
+        else:
+            cells = [self.longest(col)]
+        return max([cell_len(w) for w in words] + cells)
 
     def build(self, idx: list[int], title: str = "", caption: str = "",
               spare: int = 0) -> RichTable:
         """The columns `idx` at their narrowest, plus `spare` characters given to
         headers that would wrap (left to right, up to their whole title)."""
         widths = [self.need(i) for i in idx]
+        for n, i in enumerate(idx):  # prose first: it wraps less the wider it is
+            if self.columns[i].prose:
+                grow = min(spare, self.longest(i) - widths[n])
+                if grow > 0:
+                    widths[n] += grow
+                    spare -= grow
         for n, i in enumerate(idx):
             grow = min(spare, cell_len(self.columns[i].title) - widths[n])
             if grow > 0:

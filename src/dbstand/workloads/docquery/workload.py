@@ -7,13 +7,14 @@ A case is (stack, target, test, connection mode). The study's tests: test 1 is
 with a new connection per request as ApacheBench sends them. Those counts shape a
 run (its connections and its least number of requests); by default (`steady`,
 http_load.py) each case warms up until steady and repeats runs of at least a second
-until the 95% interval is within 3%, `--load seed` runs them literally (3 runs of
-exactly that many requests). dbstand repeats them on kept-alive connections and,
-with --open-loop, at half the closed-loop maximum with coordinated-omission-
-corrected latency. Cases come grouped by (stack, target): the stack starts once, its
-answer is verified (30 documents, the same for every stack on the same data), then
-measured; CPU is read over the stack's process tree and the database server's
-(FerretDB, and PostgreSQL behind it when that is its backend).
+until the 95% interval is within 3%, each run a number of requests that ends when
+every one is answered (ab's `-n`, not a timed run); `--load seed` runs them literally
+(3 runs of exactly that many requests). dbstand repeats them on kept-alive
+connections and, with --open-loop, at half the closed-loop maximum with
+coordinated-omission-corrected latency. Cases come grouped by (stack, target): the
+stack starts once, its answer is verified (30 documents, the same for every stack
+on the same data), then measured; CPU is read over the stack's process tree and the
+database server's (FerretDB, and PostgreSQL behind it when that is its backend).
 """
 
 from __future__ import annotations
@@ -145,8 +146,10 @@ class DocqueryWorkload(Workload):
                                  "max_error_rate": p["max_error_rate"]}
         if case.mode == OPEN:
             shape.update(open_loop_shape(self._best.get(key), p["duration_s"]))
-        else:  # the study's shape: a new connection per request unless keep-alive asked
-            shape.update(requests=p["requests"], keepalive=p["keepalive"])
+        else:  # the study's shape: a new connection per request unless keep-alive asked;
+            # runs of a request count, every one answered, as ab's (http_load.py: a
+            # blocking stack queues 100 connections for longer than a timed run's end)
+            shape.update(requests=p["requests"], keepalive=p["keepalive"], by_count=True)
         plan = plan_for(config, p.get("load", STEADY), **shape)
         progress(0, plan.max_repeats)
         pids = self._db_pids.get(case.target.direct().redacted())

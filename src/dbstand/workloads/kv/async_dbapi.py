@@ -3,11 +3,13 @@ aiomysql): the same statements as the synchronous DB-API stacks, awaited."""
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Any, ClassVar
 
 from dbstand.errors import CaseFailed
 from dbstand.sql.dialects import Dialect
 from dbstand.sql.paramstyle import to_paramstyle
+from dbstand.targets.connect_errors import connect_error
 from dbstand.targets.url import TargetURL
 from dbstand.workloads.kv.client import AsyncKvClient, AsyncOp
 
@@ -15,7 +17,8 @@ KV_OPS = ("select", "insert", "update", "upsert", "replace", "delete")
 
 
 class AsyncCursorKvClient(AsyncKvClient):
-    """Subclasses open `self.conn` and `self.cur` in `connect()` and close them."""
+    """Subclasses say how their driver opens a connection and its cursor (`_open`) and
+    how it says goodbye (`_quit`); connecting, its one-line error and closing are here."""
 
     dialect: ClassVar[Dialect]
     paramstyle: ClassVar[str] = "format"
@@ -25,6 +28,27 @@ class AsyncCursorKvClient(AsyncKvClient):
         self.table = f"{prefix}kv"
         self.conn: Any = None
         self.cur: Any = None
+
+    @abstractmethod
+    async def _open(self) -> tuple[Any, Any]:
+        """A connection to `self.target` in autocommit, and its cursor."""
+
+    @abstractmethod
+    async def _quit(self, conn: Any) -> None:
+        """Close `conn` the way the server expects of a client that leaves."""
+
+    async def connect(self) -> None:
+        try:
+            self.conn, self.cur = await self._open()
+        except Exception as exc:  # the driver's own errors, OSError, TimeoutError...
+            raise connect_error(exc, self.target) from None
+
+    async def close(self) -> None:
+        if self.conn is not None:
+            try:
+                await self._quit(self.conn)
+            finally:
+                self.conn = self.cur = None
 
     def operation(self, op: str) -> AsyncOp:
         if op not in KV_OPS:

@@ -37,11 +37,12 @@ def serve_parking(
     log_dir: Path = state_dir() / "logs"
     with running_service(stack, url, logging=logging, port=port, threads=threads,
                          prefix=prefix, log_dir=log_dir) as service:
-        console.print(f"parking ({stack}) on {url.redacted()}: [bold]{service.base_url}/[/]")
-        console.print(f"  app server pid {service.pid}"
-                      + (f"; log: {service.log_path}" if service.log_path else "")
-                      + "; Ctrl-C stops it")
-        try:
+        try:  # from the first line on: a Ctrl-C read from it may come before the second
+            console.print(f"parking ({stack}) on {url.redacted()}: "
+                          f"[bold]{service.base_url}/[/]")
+            console.print(f"  app server pid {service.pid}"
+                          + (f"; log: {service.log_path}" if service.log_path else "")
+                          + "; Ctrl-C stops it")
             while pid_running(service.pid):
                 time.sleep(0.5)
         except KeyboardInterrupt:

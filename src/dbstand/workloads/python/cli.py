@@ -16,6 +16,9 @@ from dbstand.workloads.python.options import PythonOptions
 from dbstand.workloads.run_common import (
     ENGINE_DEFAULTS,
     EngineArgs,
+    Loop,
+    Modes,
+    Pin,
     RunShared,
     Targets,
     check_loop,
@@ -34,18 +37,15 @@ def run_python(
     stack: Annotated[str | None, typer.Option(
         help="Stack(s) whose connection operation() gets: psycopg, psycopg2, asyncpg, "
              "psycopg-async, pymysql, sqlite3, ...")] = None,
-    mode: Annotated[str, typer.Option(
-        help="Modes: sync, threads:N, asyncio:N, processes:P[xasyncio:N]; each stack "
-             "runs the ones it can")] = "sync",
+    mode: Modes = "sync",
     probes: Annotated[bool, typer.Option(help="Sample client/server CPU and statements")]
         = True,
-    pin: Annotated[bool, typer.Option(help="Pin client and server CPUs (as kv)")] = True,
+    pin: Pin = True,
     revs: Annotated[int, typer.Option(help="Operations per iteration")] = 1000,
     engine: EngineArgs = ENGINE_DEFAULTS,
     latency: Annotated[str, typer.Option(help="Per-operation latency: auto, all, off or "
                                               "every:K")] = "auto",
-    loop: Annotated[str, typer.Option(help="Event loop for asyncio modes: asyncio, "
-                                           "uvloop")] = "asyncio",
+    loop: Loop = "asyncio",
     seed: Annotated[int, typer.Option(help="Seed of each connection's rng")] = 42,
     *,
     shared: RunShared,

@@ -26,7 +26,7 @@ from dbstand.workloads.http_run import (
     results_path,
     with_progress,
 )
-from dbstand.workloads.run_common import Export, parse_exports, write_exports
+from dbstand.workloads.run_common import Export, output_option, parse_exports, write_exports
 from dbstand.workloads.scenario.file import load_scenario
 
 
@@ -81,8 +81,7 @@ def run_http(
     interval: Annotated[float, typer.Option(
         help="Seconds per interval of the recorded time series (0: none)")]
         = DEFAULT_INTERVAL_S,
-    output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="Results file (JSON Lines)")] = None,
+    output: Annotated[Path | None, output_option("http")] = None,
     export: Export = None,
 ) -> None:
     """http: your own HTTP scenario (TOML) on the native engine, closed or open loop."""

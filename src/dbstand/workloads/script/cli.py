@@ -18,6 +18,9 @@ from dbstand.workloads.protocols import expand_protocols, with_probes
 from dbstand.workloads.run_common import (
     ENGINE_DEFAULTS,
     EngineArgs,
+    Loop,
+    Modes,
+    Pin,
     RunShared,
     Targets,
     check_loop,
@@ -97,9 +100,7 @@ def run_script(
     stack: Annotated[str | None, typer.Option(
         help="Stack(s), comma-separated: drivers (psycopg, psycopg2, asyncpg, "
              "psycopg-async, pymysql, ...) and pgbench (the limit row)")] = None,
-    mode: Annotated[str, typer.Option(
-        help="Modes: sync, threads:N, asyncio:N, processes:P[xasyncio:N]; each stack "
-             "runs the ones it can")] = "sync",
+    mode: Modes = "sync",
     protocol: Annotated[str | None, typer.Option(
         help="pgbench's protocols: prepared,simple (default: both)")] = None,
     init: Annotated[bool, typer.Option(
@@ -114,13 +115,12 @@ def run_script(
     keep: Annotated[bool, typer.Option(help="Keep the tables --init made")] = False,
     probes: Annotated[bool, typer.Option(
         help="Sample client/server CPU and statements per transaction")] = True,
-    pin: Annotated[bool, typer.Option(help="Pin client and server CPUs (as kv)")] = True,
+    pin: Pin = True,
     revs: Annotated[int, typer.Option(help="Transactions per iteration")] = 1000,
     engine: EngineArgs = ENGINE_DEFAULTS,
     latency: Annotated[str, typer.Option(help="Per-transaction latency: auto, all, off "
                                               "or every:K")] = "auto",
-    loop: Annotated[str, typer.Option(help="Event loop for asyncio modes: asyncio, "
-                                           "uvloop")] = "asyncio",
+    loop: Loop = "asyncio",
     prefix: Annotated[str, typer.Option(help="Prefix of dbstand's registry table")]
         = DEFAULT_PREFIX,
     seed: Annotated[int, typer.Option(help="Random seed of the scripts' draws")] = 42,

@@ -74,23 +74,35 @@ def _common(answer: Answer) -> str | None:
     return None
 
 
-def check_file(answer: Answer) -> str | None:
-    if answer.body != FILE_BYTES:
-        return f"body is {len(answer.body)} bytes, not the {len(FILE_BYTES)}-byte file"
+def _text(answer: Answer) -> str | None:
+    """The rule of the plain-text tests: text/html or text/plain."""
+    if _type(answer) not in ("text/html", "text/plain"):
+        return f"Content-Type {_type(answer)!r}, not text/html or text/plain"
     return None
 
 
+def _exact(answer: Answer, expected: bytes, what: str) -> str | None:
+    """The rule of the tests that serve fixed bytes: those bytes, to the byte."""
+    if answer.body != expected:
+        return f"body is {len(answer.body)} bytes, not the {len(expected)}-byte {what}"
+    return None
+
+
+def check_file(answer: Answer) -> str | None:
+    return _exact(answer, FILE_BYTES, "file")
+
+
 def check_hello(answer: Answer) -> str | None:
-    if _type(answer) not in ("text/html", "text/plain"):
-        return f"Content-Type {_type(answer)!r}, not text/html or text/plain"
+    if wrong := _text(answer):
+        return wrong
     if answer.body.rstrip(b"\n") != HELLO or answer.body.count(b"\n") > 1:
         return f"body {answer.body[:40]!r}, not 'Hello, World'"
     return None
 
 
 def check_loop(answer: Answer) -> str | None:
-    if _type(answer) not in ("text/html", "text/plain"):
-        return f"Content-Type {_type(answer)!r}, not text/html or text/plain"
+    if wrong := _text(answer):
+        return wrong
     if answer.body != HELLO * LOOP_PIECES:
         return (f"body of {len(answer.body)} bytes is not 'Hello, World' x {LOOP_PIECES} "
                 f"({len(HELLO) * LOOP_PIECES} bytes)")
@@ -98,9 +110,7 @@ def check_loop(answer: Answer) -> str | None:
 
 
 def check_big(answer: Answer) -> str | None:
-    if answer.body != BIG_BYTES:
-        return f"body of {len(answer.body)} bytes is not the {len(BIG_BYTES)}-byte block"
-    return None
+    return _exact(answer, BIG_BYTES, "block")
 
 
 def check_json(answer: Answer) -> str | None:

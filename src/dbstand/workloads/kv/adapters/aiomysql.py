@@ -8,12 +8,12 @@ prepared statements: parameters are escaped and interpolated client-side.
 from __future__ import annotations
 
 import importlib.metadata
+from typing import Any
 
 import aiomysql
 
 from dbstand.drivers import aiomysql as aiomysql_driver
 from dbstand.sql.dialects import MYSQL
-from dbstand.targets.connect_errors import connect_error
 from dbstand.workloads.kv.async_dbapi import AsyncCursorKvClient
 
 
@@ -25,20 +25,12 @@ class AiomysqlKv(AsyncCursorKvClient):
 
     dialect = MYSQL
 
-    async def connect(self) -> None:
-        t = self.target
-        try:
-            self.conn = await aiomysql_driver.connect(t)
-            self.cur = await self.conn.cursor()
-        except Exception as exc:  # pymysql.err.*, OSError, TimeoutError...
-            raise connect_error(exc, t) from None
+    async def _open(self) -> tuple[Any, Any]:
+        conn = await aiomysql_driver.connect(self.target)  # pymysql.err.* on failure
+        return conn, await conn.cursor()
 
-    async def close(self) -> None:
-        if self.conn is not None:
-            try:
-                await self.conn.ensure_closed()  # says COM_QUIT: no "aborted connection"
-            finally:
-                self.conn = self.cur = None
+    async def _quit(self, conn: Any) -> None:
+        await conn.ensure_closed()  # says COM_QUIT: no "aborted connection"
 
     def describe(self) -> str:
         # the distribution's version: pymysql.__version__ mimics mysqlclient's

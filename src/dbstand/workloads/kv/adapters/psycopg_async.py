@@ -7,11 +7,12 @@ of the asyncio path of one driver.
 
 from __future__ import annotations
 
+from typing import Any
+
 import psycopg
 
 from dbstand.drivers import psycopg as psycopg_driver
 from dbstand.sql.dialects import POSTGRESQL
-from dbstand.targets.connect_errors import connect_error
 from dbstand.workloads.kv.async_dbapi import AsyncCursorKvClient
 
 
@@ -23,20 +24,12 @@ class PsycopgAsyncKv(AsyncCursorKvClient):
 
     dialect = POSTGRESQL
 
-    async def connect(self) -> None:
-        t = self.target
-        try:
-            self.conn = await psycopg_driver.connect_async(t)
-        except Exception as exc:  # psycopg.OperationalError, OSError...
-            raise connect_error(exc, t) from None
-        self.cur = self.conn.cursor()
+    async def _open(self) -> tuple[Any, Any]:
+        conn = await psycopg_driver.connect_async(self.target)  # psycopg.OperationalError
+        return conn, conn.cursor()
 
-    async def close(self) -> None:
-        if self.conn is not None:
-            try:
-                await self.conn.close()
-            finally:
-                self.conn = self.cur = None
+    async def _quit(self, conn: Any) -> None:
+        await conn.close()
 
     def describe(self) -> str:
         threshold = self.conn.prepare_threshold if self.conn is not None else 5

@@ -10,6 +10,7 @@ replace: Session.merge (load by key, then UPDATE or INSERT).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import String
@@ -74,53 +75,32 @@ class SqlAlchemyOrmKv(SqlAlchemyKvBase):
                     return (obj.id, obj.name) if obj is not None else None
 
             return do_select
-        if op == "insert":
-            def do_insert(p: Any) -> object:
+        stmt = self.upsert_stmt
+        #: what each write does in its session; every write is one session and a commit
+        writes: dict[str, Callable[[Any, Any], object]] = {
+            "insert": lambda s, p: s.add(model(name=p[0])),
+            "update": lambda s, p: setattr(_existing(s, model, p[1], op), "name", p[0]),
+            "delete": lambda s, p: s.delete(_existing(s, model, p[0], op)),
+            "upsert": lambda s, p: s.execute(stmt, {"k": p[0], "n": p[1]}),
+            "replace": lambda s, p: s.merge(model(id=p[0], name=p[1])),
+        }
+        if op in writes:
+            change = writes[op]
+
+            def do_write(p: Any) -> object:
                 with make() as s:
-                    s.add(model(name=p[0]))
+                    change(s, p)
                     s.commit()
                 return None
 
-            return do_insert
-        if op == "update":
-            def do_update(p: Any) -> object:
-                with make() as s:
-                    obj = s.get(model, p[1])
-                    if obj is None:
-                        raise CaseFailed(f"update: no row with id {p[1]}")
-                    obj.name = p[0]
-                    s.commit()
-                return None
-
-            return do_update
-        if op == "delete":
-            def do_delete(p: Any) -> object:
-                with make() as s:
-                    obj = s.get(model, p[0])
-                    if obj is None:
-                        raise CaseFailed(f"delete: no row with id {p[0]}")
-                    s.delete(obj)
-                    s.commit()
-                return None
-
-            return do_delete
-        if op == "upsert":
-            stmt = self.upsert_stmt
-
-            def do_upsert(p: Any) -> object:
-                with make() as s:
-                    s.execute(stmt, {"k": p[0], "n": p[1]})
-                    s.commit()
-                return None
-
-            return do_upsert
-        if op == "replace":
-            def do_replace(p: Any) -> object:
-                with make() as s:
-                    s.merge(model(id=p[0], name=p[1]))
-                    s.commit()
-                return None
-
-            return do_replace
+            return do_write
         raise CaseFailed(f"unknown kv operation {op!r}")
 
+
+def _existing(session: Any, model: Any, key: int, op: str) -> Any:
+    """The row `op` changes, loaded by the session; a missing one fails the case (the
+    table was filled with every key the operation draws)."""
+    obj = session.get(model, key)
+    if obj is None:
+        raise CaseFailed(f"{op}: no row with id {key}")
+    return obj

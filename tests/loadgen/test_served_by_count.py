@@ -1,0 +1,40 @@
+"""A served load's runs by request count (http_load.py `by_count`, docquery's ab-like
+runs) against the real test server: answers that take longer than the half second a
+timed run waits at its end (the engine's END_GRACE) are all waited for and counted as
+answers, and each run is exactly its planned number of requests."""
+
+from __future__ import annotations
+
+from dbstand.workloads.http_load import LoadPlan, measure
+
+from .conftest import TestServer
+
+#: each answer takes longer than END_GRACE (0.5 s), as a single-threaded stack's does
+#: when 100 connections queue behind it at under 200 requests/s
+SLOW_MS = 700
+
+
+def test_runs_by_count_wait_for_every_answer(test_server: TestServer) -> None:
+    plan = LoadPlan(connections=2, requests=4, repeats=2, max_repeats=2, min_run_s=0.3,
+                    warmup_s=1.0, max_warmup_s=3.0, warmup_step_s=0.3, interval_s=0,
+                    keepalive=False, by_count=True, pin=False)
+    m = measure(test_server.url(f"/sleep?ms={SLOW_MS}"), plan, test_server.proc.pid)
+    assert m["errors"] == {"non_2xx": 0, "connect": 0, "read": 0, "write": 0,
+                           "timeout": 0, "parse": 0}
+    assert m["repeats"] == 2 and m["requests"] == m["successes"] == 2 * 4
+    # a run of 4 requests on 2 connections lasts two answers, not a cut-off time
+    assert all(s >= 2 * SLOW_MS / 1e3 for s in m["run_s"])
+    assert m["load"]["by_count"] is True
+    # the warm-up's steps after the first were by count too: every one answered
+    assert m["warmup"]["steps"] >= 2 and m["warmup"]["rate"] > 0
+
+
+def test_runs_by_count_last_the_minimum_time(test_server: TestServer) -> None:
+    """A fast page's runs: the count comes from the rates seen (not the seed's 4), so
+    each run still lasts at least `min_run_s`."""
+    plan = LoadPlan(connections=2, requests=4, repeats=3, max_repeats=3, min_run_s=0.5,
+                    warmup_s=0.4, max_warmup_s=2.0, warmup_step_s=0.2, interval_s=0,
+                    keepalive=False, by_count=True, pin=False)
+    m = measure(test_server.url("/sleep?ms=100"), plan, test_server.proc.pid)
+    assert m["repeats"] == 3 and m["requests"] == m["successes"] > 3 * 4
+    assert all(s >= 0.5 for s in m["run_s"]), m["run_s"]
