@@ -16,7 +16,7 @@ from dbstand.errors import CaseFailed
 from dbstand.targets.url import parse_target_url
 from dbstand.workloads.catalog import get_stack
 from dbstand.workloads.kv.keys import key_chooser
-from dbstand.workloads.kv.workload import KvBenchmark, table_rows
+from dbstand.workloads.kv.workload import KvBenchmark, ascending, table_rows
 
 
 @pytest.mark.parametrize("every", [2, 4, 10])
@@ -81,3 +81,9 @@ def test_a_write_that_did_not_land_fails_the_names_check() -> None:
             kv.after_iteration(1, args)
     finally:
         client.close()
+
+
+@pytest.mark.parametrize("count", [10, 5_000, 50_000])
+def test_deleted_keys_come_back_in_ascending_order(count: int) -> None:
+    keys = random.Random(3).sample(range(1, 50_001), count)
+    assert ascending(keys, 50_000) == sorted(keys)
