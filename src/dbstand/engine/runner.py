@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dbstand.engine.config import EngineConfig
-from dbstand.engine.executor import Executor, SyncExecutor, gc_paused
+from dbstand.engine.executor import Executor, SyncExecutor, gc_paused, heap_frozen
 from dbstand.engine.histogram import LatencyHistogram
 from dbstand.engine.loops import clock, execute, make_plan
 from dbstand.engine.machine_speed import SpeedTrace
@@ -170,13 +170,19 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
 
     def one_iteration(index: int, every: int, latency: LatencyHistogram | None,
                       measured: bool) -> int:
-        args = bench.make_args(index)
-        if len(args) != config.revs:
-            raise CaseFailed(f"{bench.name}: built {len(args)} arguments, expected {config.revs}")
-        prepared = executor.prepare(args, every, rng)
-        around = probe if measured else warmup_probe
-        try:
-            with gc_paused(config.gc_off):
+        # GC collected, then off for the whole iteration: while the arguments and the
+        # plan are built, in the timed window, and while the data is checked and put back
+        # (the iteration's tens of thousands of new objects set off thousands of
+        # collections per case when the collector ran in between; what they leave is
+        # collected once, before the next iteration)
+        with gc_paused(config.gc_off):
+            args = bench.make_args(index)
+            if len(args) != config.revs:
+                raise CaseFailed(f"{bench.name}: built {len(args)} arguments, "
+                                 f"expected {config.revs}")
+            prepared = executor.prepare(args, every, rng)
+            around = probe if measured else warmup_probe
+            try:
                 if around is not None:
                     around.begin()
                 before = thread_times() if in_thread and measured else None
@@ -189,22 +195,22 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
                                   else (after.wait_ns - before.wait_ns) / 1e9)
                 if around is not None:
                     around.end()
-        except CaseFailed:
-            raise
-        except Exception as exc:
-            raise CaseFailed(f"{bench.name}: operation failed: {exc}".strip()) from exc
-        if result.ops_done != config.revs:
-            raise CaseFailed(f"{bench.name}: {result.ops_done} operations done, "
-                             f"expected {config.revs}")
-        if series is not None:
-            series.add(began, result.elapsed_ns, result.ops_done, measured, result.samples,
-                       result.histograms)
-        if latency is not None:
-            latency.record_many(result.samples)
-            for hist in result.histograms:
-                latency.merge(hist)
-        if bench.after_iteration is not None:
-            bench.after_iteration(index, args)
+            except CaseFailed:
+                raise
+            except Exception as exc:
+                raise CaseFailed(f"{bench.name}: operation failed: {exc}".strip()) from exc
+            if result.ops_done != config.revs:
+                raise CaseFailed(f"{bench.name}: {result.ops_done} operations done, "
+                                 f"expected {config.revs}")
+            if series is not None:
+                series.add(began, result.elapsed_ns, result.ops_done, measured, result.samples,
+                           result.histograms)
+            if latency is not None:
+                latency.record_many(result.samples)
+                for hist in result.histograms:
+                    latency.merge(hist)
+            if bench.after_iteration is not None:
+                bench.after_iteration(index, args)
         if config.pause_s:
             time.sleep(config.pause_s)
         return result.elapsed_ns
@@ -212,38 +218,42 @@ def run_benchmark(bench: Benchmark, config: EngineConfig,
     # Calibration with a no-op on the arguments of a spare iteration (data untouched).
     harness_ns, timer_ns = calibrate(bench.make_args(-1))
 
-    fixed = config.latency_every()
-    warm_times: list[int] = []
-    index = 0
-    while len(warm_times) < config.warmup or (
-            config.steady_warmup and still_warming(warm_times, config)):
-        warm_times.append(one_iteration(index, 0 if fixed is None else fixed, None, False))
-        index += 1
-    warm_ns = warm_times[-1]
-    if fixed is None:
-        # time per operation as one worker sees it (workers run concurrently)
-        op_ns = max(warm_ns * executor.workers / config.revs - harness_ns, 1.0)
-        every = max(1, math.ceil(timer_ns / (config.latency_budget_pct / 100 * op_ns)))
-    else:
-        every = fixed
+    # the heap that was there before the case (modules, the CLI, the driver) is out of
+    # the collector's reach until the case ends, and the collector runs only where each
+    # iteration starts, over the case's own objects (executor.heap_frozen)
+    with heap_frozen(config.gc_off):
+        fixed = config.latency_every()
+        warm_times: list[int] = []
+        index = 0
+        while len(warm_times) < config.warmup or (
+                config.steady_warmup and still_warming(warm_times, config)):
+            warm_times.append(one_iteration(index, 0 if fixed is None else fixed, None, False))
+            index += 1
+        warm_ns = warm_times[-1]
+        if fixed is None:
+            # time per operation as one worker sees it (workers run concurrently)
+            op_ns = max(warm_ns * executor.workers / config.revs - harness_ns, 1.0)
+            every = max(1, math.ceil(timer_ns / (config.latency_budget_pct / 100 * op_ns)))
+        else:
+            every = fixed
 
-    rule = make_stop_rule(config.stop_rule, config.target_ci_pct, config.min_iterations,
-                          config.max_iterations)
-    latency = LatencyHistogram()
-    times_s: list[float] = []
-    speed = SpeedTrace()
-    counted_from = time.perf_counter()
-    while True:
-        elapsed = one_iteration(index, every, latency, True)
-        index += 1
-        times_s.append(elapsed / 1e9)
-        speed.sample()  # outside the timed window, like the probes' edges
-        if on_iteration:
-            on_iteration(len(times_s), config.max_iterations)
-        out_of_time = time.perf_counter() - counted_from > config.max_time_s
-        decision = rule.decide(times_s, out_of_time)
-        if decision.stop:
-            break
+        rule = make_stop_rule(config.stop_rule, config.target_ci_pct, config.min_iterations,
+                              config.max_iterations)
+        latency = LatencyHistogram()
+        times_s: list[float] = []
+        speed = SpeedTrace()
+        counted_from = time.perf_counter()
+        while True:
+            elapsed = one_iteration(index, every, latency, True)
+            index += 1
+            times_s.append(elapsed / 1e9)
+            speed.sample()  # outside the timed window, like the probes' edges
+            if on_iteration:
+                on_iteration(len(times_s), config.max_iterations)
+            out_of_time = time.perf_counter() - counted_from > config.max_time_s
+            decision = rule.decide(times_s, out_of_time)
+            if decision.stop:
+                break
 
     counted = rule.counted(times_s)
     waits = [w for w in wait_s if w is not None]
