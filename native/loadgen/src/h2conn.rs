@@ -100,8 +100,8 @@ async fn open(sh: &Shared) -> Result<(Sender, Option<Handshake>), Failure> {
     let _ = tcp.set_nodelay(true);
     let mut builder = h2::client::Builder::new();
     builder
-        .initial_window_size(1 << 20)
-        .initial_connection_window_size(1 << 24);
+        .initial_window_size(STREAM_WINDOW)
+        .initial_connection_window_size(CONNECTION_WINDOW);
     let (sender, resumed) = match &sh.cfg.tls {
         None => {
             let (s, conn) = builder.handshake(tcp).await.map_err(|_| Failure::Connect)?;
@@ -141,14 +141,28 @@ async fn open(sh: &Shared) -> Result<(Sender, Option<Handshake>), Failure> {
 /// the connection broke): nothing was sent, so nothing failed.
 /// The stream task's own handle is reused: a clone per request would take the
 /// connection's lock twice more (h2 counts handles under it).
-async fn send(sender: &mut Sender, req: &H2Request) -> Option<h2::client::ResponseFuture> {
-    std::future::poll_fn(|cx| sender.poll_ready(cx)).await.ok()?;
+/// No `poll_ready` first (one lock of the connection fewer per request): it
+/// only waits while this handle's previous request is still queued for a
+/// stream slot (over the server's concurrent stream limit), and a stream task
+/// sends its next request only once the previous one was answered.
+fn send(sender: &mut Sender, req: &H2Request) -> Option<h2::client::ResponseFuture> {
     let no_body = req.body.is_empty();
     let (response, mut stream) = sender.send_request(req.build(), no_body).ok()?;
     if !no_body {
         stream.send_data(req.body.clone(), true).ok()?;
     }
     Some(response)
+}
+
+/// Receive windows announced to the server: per stream and per connection.
+const STREAM_WINDOW: u32 = 1 << 20;
+const CONNECTION_WINDOW: u32 = 1 << 24;
+
+/// Received body bytes a stream gives back to the server's send windows at a
+/// time: far below the stream window, and all streams together hold back at
+/// most half the connection window, so no body ever waits for its own release.
+fn release_step(streams: usize) -> usize {
+    (CONNECTION_WINDOW as usize / (2 * streams.max(1))).min(64 * 1024)
 }
 
 /// Read one answer to its end.
@@ -158,6 +172,7 @@ async fn answer(
     response: h2::client::ResponseFuture,
     server: Option<&mut Option<String>>,
     refused: &Cell<bool>,
+    release_step: usize,
 ) -> Result<Answer, Failure> {
     let response = response.await.map_err(|e| {
         let unprocessed = e.reason() == Some(h2::Reason::REFUSED_STREAM)
@@ -180,10 +195,18 @@ async fn answer(
     }
     let mut body = response.into_body();
     let mut body_bytes = 0u64;
+    // Flow-control capacity is given back in large steps, not per DATA frame
+    // (each release takes the connection's lock); h2 gives back the rest when
+    // the stream ends.
+    let mut unreleased = 0usize;
     while let Some(chunk) = body.data().await {
         let chunk = chunk.map_err(|_| Failure::Read)?;
         body_bytes += chunk.len() as u64;
-        let _ = body.flow_control().release_capacity(chunk.len());
+        unreleased += chunk.len();
+        if unreleased >= release_step {
+            let _ = body.flow_control().release_capacity(unreleased);
+            unreleased = 0;
+        }
     }
     Ok(Answer {
         status,
@@ -231,7 +254,7 @@ pub async fn closed_connection(sh: Rc<Shared>, probe: bool) {
                     if broken.get() || sh.over(start) || !sh.take_ticket() {
                         return;
                     }
-                    let Some(response) = send(&mut sender, &req).await else {
+                    let Some(response) = send(&mut sender, &req) else {
                         sh.give_back_ticket();
                         broken.set(true);
                         return;
@@ -243,7 +266,12 @@ pub async fn closed_connection(sh: Rc<Shared>, probe: bool) {
                         .run(
                             &mut unused,
                             start,
-                            answer(response, probing.then_some(&mut server), &refused),
+                            answer(
+                                response,
+                                probing.then_some(&mut server),
+                                &refused,
+                                release_step(req.streams),
+                            ),
                         )
                         .await;
                     if refused.get() {
