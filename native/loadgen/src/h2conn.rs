@@ -69,6 +69,12 @@ impl H2Request {
                 HeaderValue::from_str(v).map_err(|_| format!("bad value of header '{k}'"))?;
             map.append(name, value);
         }
+        if !map.contains_key(http::header::USER_AGENT) {
+            map.insert(
+                http::header::USER_AGENT,
+                HeaderValue::from_static(crate::http1::USER_AGENT),
+            );
+        }
         Ok(H2Request {
             method,
             uri,
@@ -305,6 +311,42 @@ pub async fn closed_connection(sh: Rc<Shared>, probe: bool) {
         }
         if !broken.get() {
             return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(headers: &[(&str, &str)]) -> H2Request {
+        let headers: Vec<(String, String)> = headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        H2Request::new(true, "h:1", "GET", "/x", &headers, b"", 10).expect("a valid request")
+    }
+
+    #[test]
+    fn requests_carry_the_engine_user_agent_unless_given_one() {
+        assert_eq!(request(&[]).headers["user-agent"], "dbstand-loadgen");
+        let own = request(&[("User-Agent", "mine"), ("Host", "h"), ("X-A", "1")]);
+        assert_eq!(own.headers.get_all("user-agent").iter().count(), 1);
+        assert_eq!(own.headers["user-agent"], "mine");
+        assert!(
+            own.headers.get("host").is_none(),
+            "HTTP/2 carries :authority, not Host"
+        );
+        assert_eq!(own.headers["x-a"], "1");
+    }
+
+    #[test]
+    fn release_steps_keep_all_streams_under_half_the_connection_window() {
+        assert_eq!(release_step(10), 64 * 1024);
+        for streams in [1, 10, 128, 1000, 10_000] {
+            let step = release_step(streams);
+            assert!(step > 0 && step <= 64 * 1024);
+            assert!(step * streams <= CONNECTION_WINDOW as usize / 2);
         }
     }
 }
