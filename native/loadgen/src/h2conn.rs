@@ -69,6 +69,12 @@ impl H2Request {
                 HeaderValue::from_str(v).map_err(|_| format!("bad value of header '{k}'"))?;
             map.append(name, value);
         }
+        if !map.contains_key(http::header::USER_AGENT) {
+            map.insert(
+                http::header::USER_AGENT,
+                HeaderValue::from_static(crate::http1::USER_AGENT),
+            );
+        }
         Ok(H2Request {
             method,
             uri,
@@ -100,8 +106,8 @@ async fn open(sh: &Shared) -> Result<(Sender, Option<Handshake>), Failure> {
     let _ = tcp.set_nodelay(true);
     let mut builder = h2::client::Builder::new();
     builder
-        .initial_window_size(1 << 20)
-        .initial_connection_window_size(1 << 24);
+        .initial_window_size(STREAM_WINDOW)
+        .initial_connection_window_size(CONNECTION_WINDOW);
     let (sender, resumed) = match &sh.cfg.tls {
         None => {
             let (s, conn) = builder.handshake(tcp).await.map_err(|_| Failure::Connect)?;
@@ -141,14 +147,28 @@ async fn open(sh: &Shared) -> Result<(Sender, Option<Handshake>), Failure> {
 /// the connection broke): nothing was sent, so nothing failed.
 /// The stream task's own handle is reused: a clone per request would take the
 /// connection's lock twice more (h2 counts handles under it).
-async fn send(sender: &mut Sender, req: &H2Request) -> Option<h2::client::ResponseFuture> {
-    std::future::poll_fn(|cx| sender.poll_ready(cx)).await.ok()?;
+/// No `poll_ready` first (one lock of the connection fewer per request): it
+/// only waits while this handle's previous request is still queued for a
+/// stream slot (over the server's concurrent stream limit), and a stream task
+/// sends its next request only once the previous one was answered.
+fn send(sender: &mut Sender, req: &H2Request) -> Option<h2::client::ResponseFuture> {
     let no_body = req.body.is_empty();
     let (response, mut stream) = sender.send_request(req.build(), no_body).ok()?;
     if !no_body {
         stream.send_data(req.body.clone(), true).ok()?;
     }
     Some(response)
+}
+
+/// Receive windows announced to the server: per stream and per connection.
+const STREAM_WINDOW: u32 = 1 << 20;
+const CONNECTION_WINDOW: u32 = 1 << 24;
+
+/// Received body bytes a stream gives back to the server's send windows at a
+/// time: far below the stream window, and all streams together hold back at
+/// most half the connection window, so no body ever waits for its own release.
+fn release_step(streams: usize) -> usize {
+    (CONNECTION_WINDOW as usize / (2 * streams.max(1))).min(64 * 1024)
 }
 
 /// Read one answer to its end.
@@ -158,6 +178,7 @@ async fn answer(
     response: h2::client::ResponseFuture,
     server: Option<&mut Option<String>>,
     refused: &Cell<bool>,
+    release_step: usize,
 ) -> Result<Answer, Failure> {
     let response = response.await.map_err(|e| {
         let unprocessed = e.reason() == Some(h2::Reason::REFUSED_STREAM)
@@ -180,10 +201,18 @@ async fn answer(
     }
     let mut body = response.into_body();
     let mut body_bytes = 0u64;
+    // Flow-control capacity is given back in large steps, not per DATA frame
+    // (each release takes the connection's lock); h2 gives back the rest when
+    // the stream ends.
+    let mut unreleased = 0usize;
     while let Some(chunk) = body.data().await {
         let chunk = chunk.map_err(|_| Failure::Read)?;
         body_bytes += chunk.len() as u64;
-        let _ = body.flow_control().release_capacity(chunk.len());
+        unreleased += chunk.len();
+        if unreleased >= release_step {
+            let _ = body.flow_control().release_capacity(unreleased);
+            unreleased = 0;
+        }
     }
     Ok(Answer {
         status,
@@ -231,7 +260,7 @@ pub async fn closed_connection(sh: Rc<Shared>, probe: bool) {
                     if broken.get() || sh.over(start) || !sh.take_ticket() {
                         return;
                     }
-                    let Some(response) = send(&mut sender, &req).await else {
+                    let Some(response) = send(&mut sender, &req) else {
                         sh.give_back_ticket();
                         broken.set(true);
                         return;
@@ -243,7 +272,12 @@ pub async fn closed_connection(sh: Rc<Shared>, probe: bool) {
                         .run(
                             &mut unused,
                             start,
-                            answer(response, probing.then_some(&mut server), &refused),
+                            answer(
+                                response,
+                                probing.then_some(&mut server),
+                                &refused,
+                                release_step(req.streams),
+                            ),
                         )
                         .await;
                     if refused.get() {
@@ -277,6 +311,42 @@ pub async fn closed_connection(sh: Rc<Shared>, probe: bool) {
         }
         if !broken.get() {
             return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(headers: &[(&str, &str)]) -> H2Request {
+        let headers: Vec<(String, String)> = headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        H2Request::new(true, "h:1", "GET", "/x", &headers, b"", 10).expect("a valid request")
+    }
+
+    #[test]
+    fn requests_carry_the_engine_user_agent_unless_given_one() {
+        assert_eq!(request(&[]).headers["user-agent"], "dbstand-loadgen");
+        let own = request(&[("User-Agent", "mine"), ("Host", "h"), ("X-A", "1")]);
+        assert_eq!(own.headers.get_all("user-agent").iter().count(), 1);
+        assert_eq!(own.headers["user-agent"], "mine");
+        assert!(
+            own.headers.get("host").is_none(),
+            "HTTP/2 carries :authority, not Host"
+        );
+        assert_eq!(own.headers["x-a"], "1");
+    }
+
+    #[test]
+    fn release_steps_keep_all_streams_under_half_the_connection_window() {
+        assert_eq!(release_step(10), 64 * 1024);
+        for streams in [1, 10, 128, 1000, 10_000] {
+            let step = release_step(streams);
+            assert!(step > 0 && step <= 64 * 1024);
+            assert!(step * streams <= CONNECTION_WINDOW as usize / 2);
         }
     }
 }

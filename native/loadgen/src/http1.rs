@@ -8,6 +8,10 @@
 use std::fmt;
 use std::mem::MaybeUninit;
 
+/// The User-Agent every request carries unless the caller gives its own
+/// (HTTP/1.1, scenarios and HTTP/2 alike, as peers such as wrk and h2load send theirs).
+pub const USER_AGENT: &str = "dbstand-loadgen";
+
 /// At most this many response headers are accepted.
 pub const MAX_HEADERS: usize = 64;
 
@@ -338,7 +342,7 @@ pub fn write_head_start(
         write_header(out, b"Host", authority.as_bytes());
     }
     if !user_has("user-agent") {
-        write_header(out, b"User-Agent", b"dbstand-loadgen");
+        write_header(out, b"User-Agent", USER_AGENT.as_bytes());
     }
     if !keepalive {
         write_header(out, b"Connection", b"close");

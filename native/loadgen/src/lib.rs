@@ -22,6 +22,12 @@ pub mod url;
 pub mod virtual_user;
 pub mod worker;
 
+/// mimalloc for everything the engine allocates: per-request allocations (h2's
+/// frames and headers, futures) on worker threads cost far less than with
+/// glibc's per-thread arenas.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[cfg(feature = "python")]
 mod py_histogram;
 #[cfg(feature = "python")]

@@ -399,7 +399,7 @@ impl Scenario {
             http1::write_header(out, b"Host", authority.as_bytes());
         }
         if !step.user_agent {
-            http1::write_header(out, b"User-Agent", b"dbstand-loadgen");
+            http1::write_header(out, b"User-Agent", http1::USER_AGENT.as_bytes());
         }
         if !keepalive {
             http1::write_header(out, b"Connection", b"close");
