@@ -17,18 +17,9 @@ from typing import TYPE_CHECKING, Any
 from dbstand.network.rtt import DIRECT, path_of
 from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
-from dbstand.studies.base import (
-    Estimate,
-    Judged,
-    Outcome,
-    Study,
-    StudyOptions,
-    as_list,
-    finite,
-    ratio,
-    started,
-)
-from dbstand.studies.verdict import REPRODUCED, combine, ordering
+from dbstand.studies.base import Study, StudyOptions, as_list, finite, started
+from dbstand.studies.claims import Judged, Outcome
+from dbstand.studies.verdict import REPRODUCED, Estimate, combine, ordering, ratio
 
 if TYPE_CHECKING:
     from dbstand.workloads.batch.options import BatchOptions

@@ -16,16 +16,9 @@ from typing import Any
 
 from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
-from dbstand.studies.base import (
-    Estimate,
-    Outcome,
-    Study,
-    StudyOptions,
-    ok,
-    ratio,
-    started,
-    throughput,
-)
+from dbstand.studies.base import Study, StudyOptions, ok, started, throughput
+from dbstand.studies.claims import Outcome
+from dbstand.studies.verdict import Estimate, ratio
 
 #: the steady load (http_load.py): the test's requests and concurrency shape each run
 #: (at least that many requests, at least 1 s), at least `repeats` runs, more until the

@@ -17,19 +17,9 @@ from typing import Any
 from dbstand.network.rtt import DIRECT, path_of
 from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
-from dbstand.studies.base import (
-    REPRODUCED,
-    Estimate,
-    Judged,
-    Outcome,
-    Study,
-    StudyOptions,
-    ok,
-    ratio,
-    started,
-    throughput,
-)
-from dbstand.studies.verdict import combine, judge
+from dbstand.studies.base import Study, StudyOptions, ok, started, throughput
+from dbstand.studies.claims import Judged, Outcome
+from dbstand.studies.verdict import REPRODUCED, Estimate, combine, judge, ratio
 
 #: the stand-ins for the seed's connectors (stack names, each named after its driver):
 #: the pure-Python one and the C-level one

@@ -15,20 +15,17 @@ from typing import Any
 
 from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
-from dbstand.studies.base import (
+from dbstand.studies.base import Study, StudyOptions, finite, ok, started
+from dbstand.studies.claims import Judged, Outcome
+from dbstand.studies.verdict import (
     INCONCLUSIVE,
     REPRODUCED,
     Estimate,
-    Judged,
-    Outcome,
-    Study,
-    StudyOptions,
-    finite,
-    ok,
+    combine,
+    judge,
+    ordering,
     ratio,
-    started,
 )
-from dbstand.studies.verdict import combine, judge, ordering
 
 STACKS = ("python-sqlalchemy", "pypy-sqlalchemy", "cpp-parking-soci-orm",
           "cpp-parking-soci-orm-odbc")

@@ -16,20 +16,9 @@ from typing import Any
 
 from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
-from dbstand.studies.base import (
-    Estimate,
-    Judged,
-    Outcome,
-    Study,
-    StudyOptions,
-    as_list,
-    finite,
-    ok,
-    ratio,
-    started,
-    throughput,
-)
-from dbstand.studies.verdict import INCONCLUSIVE, REPRODUCED, combine, judge
+from dbstand.studies.base import Study, StudyOptions, as_list, finite, ok, started, throughput
+from dbstand.studies.claims import Judged, Outcome
+from dbstand.studies.verdict import INCONCLUSIVE, REPRODUCED, Estimate, combine, judge, ratio
 
 LIMIT = "static-nginx"
 #: the quick variant leaves Jetty out (Tomcat stands for the same family) and runs
