@@ -137,9 +137,14 @@ class Study(ABC):
     def describe(self, quick: bool) -> str:
         """What runs, in one paragraph (the matrix, sizes, servers, stand-ins)."""
 
-    @abstractmethod
     def run(self, options: StudyOptions) -> ResultsFile:
         """Start the study's servers, run its matrix, stop them; the results."""
+        return self.measure(self.plan(options.quick), options)
+
+    @abstractmethod
+    def measure(self, p: Mapping[str, Any], options: StudyOptions) -> ResultsFile:
+        """`run` with its variant's plan `p` (quick_plan or full_plan): the study's own
+        servers, matrix and settings."""
 
     @abstractmethod
     def published(self, records: list[dict[str, Any]]) -> list[Block]:

@@ -99,12 +99,11 @@ class BatchStudy(Study):
                             large_rows=self.plan(quick)["large_rows"], large_repeats=3,
                             baseline="executemany")
 
-    def run(self, options: StudyOptions) -> ResultsFile:
+    def measure(self, p: Mapping[str, Any], options: StudyOptions) -> ResultsFile:
         from dbstand.engine.config import EngineConfig
         from dbstand.targets.postgresql.managed import ManagedPostgres
         from dbstand.workloads.batch.workload import BatchWorkload
 
-        p = self.plan(options.quick)
         config = EngineConfig(revs=1, min_iterations=min(5, p["max_iterations"]),
                               max_iterations=p["max_iterations"],
                               max_time_s=p["max_time_s"], latency="off")

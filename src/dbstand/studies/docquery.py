@@ -57,13 +57,12 @@ class DocqueryStudy(Study):
                    "placement table (docs/placement.md)." if p["load"] == "steady" else
                    f"the seed's literal load, {p['repeats']} runs per case."))
 
-    def run(self, options: StudyOptions) -> ResultsFile:
+    def measure(self, p: Mapping[str, Any], options: StudyOptions) -> ResultsFile:
         from dbstand.targets.mongodb.managed import ManagedFerretDB
         from dbstand.workloads.docquery.options import DocqueryOptions
         from dbstand.workloads.docquery.workload import DocqueryWorkload, build_cases
         from dbstand.workloads.http_load import served_config
 
-        p = self.plan(options.quick)
         doc = DocqueryOptions(size=p["size"], repeats=p["repeats"], load=p["load"])
         workload = DocqueryWorkload(doc)
         config = served_config(p["load"], p["repeats"], 3.0)

@@ -145,13 +145,12 @@ class KvStudy(Study):
                                  ["binary"]), db_paths(RTTS, [target]))
         return out
 
-    def run(self, options: StudyOptions) -> ResultsFile:
+    def measure(self, p: Mapping[str, Any], options: StudyOptions) -> ResultsFile:
         from dbstand.engine.config import EngineConfig
         from dbstand.targets.tarantool.managed import ManagedTarantool
         from dbstand.workloads.kv.options import KvOptions
         from dbstand.workloads.kv.workload import KvWorkload
 
-        p = self.plan(options.quick)
         config = EngineConfig(revs=p["revs"], pause_s=p["pause_s"], steady_warmup=True,
                               min_iterations=min(5, p["max_iterations"]),
                               max_iterations=p["max_iterations"], max_time_s=p["max_time_s"])

@@ -71,13 +71,12 @@ class WebtechStudy(Study):
                 "(mean and 95% CI); every stack's answers "
                 "verified before it is measured.")
 
-    def run(self, options: StudyOptions) -> ResultsFile:
+    def measure(self, p: Mapping[str, Any], options: StudyOptions) -> ResultsFile:
         from dbstand.targets.mysql.managed import ManagedMariaDB
         from dbstand.workloads.http_load import served_config
         from dbstand.workloads.webtech.options import WebtechOptions
         from dbstand.workloads.webtech.workload import WebtechWorkload, build_cases, check_request
 
-        p = self.plan(options.quick)
         web = WebtechOptions(requests=p["requests"], repeats=p["repeats"],
                              duration_s=p["duration_s"], load=p["load"])
         stacks = self.stacks(options.quick)
