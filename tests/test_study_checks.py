@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from dbstand.studies import get_study
-from dbstand.studies.base import Judged, placement_of, settle
+from dbstand.studies.base import placement_of
+from dbstand.studies.claims import Judged, settle
 from dbstand.studies.verdict import DIFFERS, INCONCLUSIVE, REPRODUCED
 
 

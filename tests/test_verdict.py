@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from dbstand.studies.base import Judged, Missing, settle
+from dbstand.studies.claims import Judged, Missing, settle
 from dbstand.studies.verdict import (
     CANNOT,
     DIFFERS,

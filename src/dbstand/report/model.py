@@ -9,6 +9,7 @@ name, so adding a format is one renderer and adding a workload is one builder.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -234,6 +235,15 @@ def measurement(record: dict[str, Any], name: str, unit: str, value: float | Non
         duration_s=float(duration) if duration else None,
         series=record["series"] if isinstance(record.get("series"), dict) else None,
         anchor=case_anchor(record))
+
+
+def load_measurements(records: list[dict[str, Any]],
+                      name: Callable[[dict[str, Any]], str]) -> list[Measurement]:
+    """Per case of a served load repeated in runs (webtech, docquery: `ops_per_s_runs`):
+    requests/s, each run one sample (1 / its rate); `name(record)` names the figure."""
+    return [measurement(r, name(r), "requests/s", r.get("ops_per_s"), operation="request",
+                        samples=[1.0 / x for x in r.get("ops_per_s_runs") or [] if x])
+            for r in records]
 
 
 def unique_names(measurements: list[Measurement]) -> None:

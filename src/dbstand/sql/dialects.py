@@ -59,6 +59,12 @@ class Dialect:
     table_charset: str = ""
     #: exact decimals travel as text (SQLite has no decimal type)
     decimal_as_text: bool = False
+    #: kv's row statements ({t}: the table), spelled alike in every SQL database; its
+    #: upsert and replace are each database's own (above)
+    select: str = "SELECT id, name FROM {t} WHERE id = ?"
+    insert: str = "INSERT INTO {t} (name) VALUES (?)"
+    update: str = "UPDATE {t} SET name = ? WHERE id = ?"
+    delete: str = "DELETE FROM {t} WHERE id = ?"
 
     def server_facts(self, cursor: Any) -> dict[str, Any]:
         """Version and settings that matter, through a DB-API cursor of the target."""
@@ -71,22 +77,10 @@ class Dialect:
         """Its bulk loader (sql/bulk.py's signature), None when it has none."""
         return None if self.bulk_loader is None else _load(self.bulk_loader)
 
-    def select(self, table: str) -> str:
-        return f"SELECT id, name FROM {table} WHERE id = ?"
-
-    def insert(self, table: str) -> str:
-        return f"INSERT INTO {table} (name) VALUES (?)"
-
-    def update(self, table: str) -> str:
-        return f"UPDATE {table} SET name = ? WHERE id = ?"
-
-    def delete(self, table: str) -> str:
-        return f"DELETE FROM {table} WHERE id = ?"
-
     def statement(self, op: str, table: str) -> str:
-        if op in ("upsert", "replace", "create_kv"):
-            return getattr(self, op).format(t=table)
-        return getattr(self, op)(table)
+        """kv's statement `op` (a field of that name: select ... create_kv) for `table`."""
+        template: str = getattr(self, op)
+        return template.format(t=table)
 
 
 def _load(path: str) -> Any:

@@ -17,18 +17,9 @@ from typing import TYPE_CHECKING, Any
 from dbstand.network.rtt import DIRECT, path_of
 from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
-from dbstand.studies.base import (
-    Estimate,
-    Judged,
-    Outcome,
-    Study,
-    StudyOptions,
-    as_list,
-    finite,
-    ratio,
-    started,
-)
-from dbstand.studies.verdict import REPRODUCED, combine, ordering
+from dbstand.studies.base import Study, StudyOptions, as_list, finite, started
+from dbstand.studies.claims import Judged, Outcome
+from dbstand.studies.verdict import REPRODUCED, Estimate, combine, ordering, ratio
 
 if TYPE_CHECKING:
     from dbstand.workloads.batch.options import BatchOptions
@@ -108,12 +99,11 @@ class BatchStudy(Study):
                             large_rows=self.plan(quick)["large_rows"], large_repeats=3,
                             baseline="executemany")
 
-    def run(self, options: StudyOptions) -> ResultsFile:
+    def measure(self, p: Mapping[str, Any], options: StudyOptions) -> ResultsFile:
         from dbstand.engine.config import EngineConfig
         from dbstand.targets.postgresql.managed import ManagedPostgres
         from dbstand.workloads.batch.workload import BatchWorkload
 
-        p = self.plan(options.quick)
         config = EngineConfig(revs=1, min_iterations=min(5, p["max_iterations"]),
                               max_iterations=p["max_iterations"],
                               max_time_s=p["max_time_s"], latency="off")

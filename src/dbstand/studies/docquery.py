@@ -16,16 +16,9 @@ from typing import Any
 
 from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
-from dbstand.studies.base import (
-    Estimate,
-    Outcome,
-    Study,
-    StudyOptions,
-    ok,
-    ratio,
-    started,
-    throughput,
-)
+from dbstand.studies.base import Study, StudyOptions, ok, started, throughput
+from dbstand.studies.claims import Outcome
+from dbstand.studies.verdict import Estimate, ratio
 
 #: the steady load (http_load.py): the test's requests and concurrency shape each run
 #: (at least that many requests, at least 1 s), at least `repeats` runs, more until the
@@ -64,13 +57,12 @@ class DocqueryStudy(Study):
                    "placement table (docs/placement.md)." if p["load"] == "steady" else
                    f"the seed's literal load, {p['repeats']} runs per case."))
 
-    def run(self, options: StudyOptions) -> ResultsFile:
+    def measure(self, p: Mapping[str, Any], options: StudyOptions) -> ResultsFile:
         from dbstand.targets.mongodb.managed import ManagedFerretDB
         from dbstand.workloads.docquery.options import DocqueryOptions
         from dbstand.workloads.docquery.workload import DocqueryWorkload, build_cases
         from dbstand.workloads.http_load import served_config
 
-        p = self.plan(options.quick)
         doc = DocqueryOptions(size=p["size"], repeats=p["repeats"], load=p["load"])
         workload = DocqueryWorkload(doc)
         config = served_config(p["load"], p["repeats"], 3.0)

@@ -17,19 +17,9 @@ from typing import Any
 from dbstand.network.rtt import DIRECT, path_of
 from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
-from dbstand.studies.base import (
-    REPRODUCED,
-    Estimate,
-    Judged,
-    Outcome,
-    Study,
-    StudyOptions,
-    ok,
-    ratio,
-    started,
-    throughput,
-)
-from dbstand.studies.verdict import combine, judge
+from dbstand.studies.base import Study, StudyOptions, ok, started, throughput
+from dbstand.studies.claims import Judged, Outcome
+from dbstand.studies.verdict import REPRODUCED, Estimate, combine, judge, ratio
 
 #: the stand-ins for the seed's connectors (stack names, each named after its driver):
 #: the pure-Python one and the C-level one
@@ -155,13 +145,12 @@ class KvStudy(Study):
                                  ["binary"]), db_paths(RTTS, [target]))
         return out
 
-    def run(self, options: StudyOptions) -> ResultsFile:
+    def measure(self, p: Mapping[str, Any], options: StudyOptions) -> ResultsFile:
         from dbstand.engine.config import EngineConfig
         from dbstand.targets.tarantool.managed import ManagedTarantool
         from dbstand.workloads.kv.options import KvOptions
         from dbstand.workloads.kv.workload import KvWorkload
 
-        p = self.plan(options.quick)
         config = EngineConfig(revs=p["revs"], pause_s=p["pause_s"], steady_warmup=True,
                               min_iterations=min(5, p["max_iterations"]),
                               max_iterations=p["max_iterations"], max_time_s=p["max_time_s"])

@@ -15,20 +15,17 @@ from typing import Any
 
 from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
-from dbstand.studies.base import (
+from dbstand.studies.base import Study, StudyOptions, finite, ok, started
+from dbstand.studies.claims import Judged, Outcome
+from dbstand.studies.verdict import (
     INCONCLUSIVE,
     REPRODUCED,
     Estimate,
-    Judged,
-    Outcome,
-    Study,
-    StudyOptions,
-    finite,
-    ok,
+    combine,
+    judge,
+    ordering,
     ratio,
-    started,
 )
-from dbstand.studies.verdict import combine, judge, ordering
 
 STACKS = ("python-sqlalchemy", "pypy-sqlalchemy", "cpp-parking-soci-orm",
           "cpp-parking-soci-orm-odbc")
@@ -66,13 +63,12 @@ class ParkingStudy(Study):
                 "batches until two agree; the conformance suite passes before a stack is "
                 "measured.")
 
-    def run(self, options: StudyOptions) -> ResultsFile:
+    def measure(self, p: Mapping[str, Any], options: StudyOptions) -> ResultsFile:
         from dbstand.engine.config import EngineConfig
         from dbstand.targets.mysql.managed import ManagedMariaDB
         from dbstand.workloads.parking.options import ParkingOptions
         from dbstand.workloads.parking.workload import ParkingWorkload, build_cases
 
-        p = self.plan(options.quick)
         parking = ParkingOptions(passes=p["passes"], batches=p["batches"])
         config = EngineConfig(revs=p["passes"], warmup=p["warmup"], steady_warmup=True,
                               min_iterations=p["batches"], max_iterations=p["max_batches"],

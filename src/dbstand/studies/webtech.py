@@ -16,20 +16,9 @@ from typing import Any
 
 from dbstand.report.model import Block, Column, Table
 from dbstand.results.store import ResultsFile
-from dbstand.studies.base import (
-    Estimate,
-    Judged,
-    Outcome,
-    Study,
-    StudyOptions,
-    as_list,
-    finite,
-    ok,
-    ratio,
-    started,
-    throughput,
-)
-from dbstand.studies.verdict import INCONCLUSIVE, REPRODUCED, combine, judge
+from dbstand.studies.base import Study, StudyOptions, as_list, finite, ok, started, throughput
+from dbstand.studies.claims import Judged, Outcome
+from dbstand.studies.verdict import INCONCLUSIVE, REPRODUCED, Estimate, combine, judge, ratio
 
 LIMIT = "static-nginx"
 #: the quick variant leaves Jetty out (Tomcat stands for the same family) and runs
@@ -82,13 +71,12 @@ class WebtechStudy(Study):
                 "(mean and 95% CI); every stack's answers "
                 "verified before it is measured.")
 
-    def run(self, options: StudyOptions) -> ResultsFile:
+    def measure(self, p: Mapping[str, Any], options: StudyOptions) -> ResultsFile:
         from dbstand.targets.mysql.managed import ManagedMariaDB
         from dbstand.workloads.http_load import served_config
         from dbstand.workloads.webtech.options import WebtechOptions
         from dbstand.workloads.webtech.workload import WebtechWorkload, build_cases, check_request
 
-        p = self.plan(options.quick)
         web = WebtechOptions(requests=p["requests"], repeats=p["repeats"],
                              duration_s=p["duration_s"], load=p["load"])
         stacks = self.stacks(options.quick)

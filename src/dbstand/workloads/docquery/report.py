@@ -12,12 +12,11 @@ from dbstand.report.model import (
     BarChart,
     Column,
     DotChart,
-    Measurement,
     Report,
     Section,
     Table,
     fmt,
-    measurement,
+    load_measurements,
 )
 from dbstand.workloads.network_axis import path_lines, paths_label
 
@@ -158,13 +157,8 @@ def build(records: list[dict[str, Any]], title: str) -> Report:
                           Section("ApacheBench's tables", [curves, ab_tables(rows)])],
                   notes=notes + path_lines(records, per="request"), caption=CAPTION,
                   data=rows, data_columns=DATA_COLUMNS,
-                  measurements=measurements(records))
+                  measurements=load_measurements(records, _measurement_name))
 
 
-def measurements(records: list[dict[str, Any]]) -> list[Measurement]:
-    """Per case: requests/s; each repeated load run gives one sample (1 / its rate)."""
-    return [measurement(r, f"docquery {r.get('stack')} {r.get('server') or ''} {r.get('op')} "
-                           f"[{r.get('mode')}]", "requests/s", r.get("ops_per_s"),
-                        operation="request",
-                        samples=[1.0 / x for x in r.get("ops_per_s_runs") or [] if x])
-            for r in records]
+def _measurement_name(r: dict[str, Any]) -> str:
+    return f"docquery {r.get('stack')} {r.get('server') or ''} {r.get('op')} [{r.get('mode')}]"

@@ -11,12 +11,11 @@ from dbstand.report.model import (
     Bar,
     BarChart,
     Column,
-    Measurement,
     Report,
     Section,
     Table,
     fmt,
-    measurement,
+    load_measurements,
 )
 from dbstand.workloads.network_axis import path_lines, paths_label
 from dbstand.workloads.webtech import tls_table
@@ -219,12 +218,9 @@ def build(records: list[dict[str, Any]], title: str) -> Report:
     return Report(title, sections,
                   notes=notes(rows) + _speed(records) + path_lines(records, per="request"),
                   caption=CAPTION, data=rows,
-                  data_columns=DATA_COLUMNS, measurements=measurements(records))
+                  data_columns=DATA_COLUMNS,
+                  measurements=load_measurements(records, _measurement_name))
 
 
-def measurements(records: list[dict[str, Any]]) -> list[Measurement]:
-    """Per case: requests/s; each repeated load run gives one sample (1 / its rate)."""
-    return [measurement(r, f"webtech {r.get('stack')} {test_name(r)} [{r.get('mode')}]",
-                        "requests/s", r.get("ops_per_s"), operation="request",
-                        samples=[1.0 / x for x in r.get("ops_per_s_runs") or [] if x])
-            for r in records]
+def _measurement_name(r: dict[str, Any]) -> str:
+    return f"webtech {r.get('stack')} {test_name(r)} [{r.get('mode')}]"
