@@ -42,6 +42,17 @@ def test_noise_alone_is_not_flagged() -> None:
     assert fit.exponent_low < 1.0
 
 
+def test_spread_must_clear_the_threshold_not_just_linear() -> None:
+    """A linear path of ~1 ms batches with one preempted run at the largest size: the
+    means fit above the threshold and the favourable reading beats 1.0, as a linear
+    path's does about half the time; the spread does not put it beyond 1.3."""
+    fit = scaling([(1000, 2.3e-3, 2.25e-3, 2.35e-3), (2000, 5.0e-3, 4.7e-3, 5.6e-3),
+                   (4000, 15e-3, 10e-3, 30e-3)])
+    assert fit is not None and fit.exponent > SUPERLINEAR_EXPONENT
+    assert 1.0 < fit.exponent_low < SUPERLINEAR_EXPONENT
+    assert fit.verdict == "superlinear?" and not fit.flagged
+
+
 def test_the_study_shape_is_flagged() -> None:
     """The study's execute_values update: 0.356 s, 5.237 s, 21.102 s for 10k, 50k, 100k."""
     fit = scaling([(10_000, 0.356), (50_000, 5.237), (100_000, 21.102)])

@@ -12,7 +12,15 @@ the `separate` placement (generator on one CPU, stack on the other; on one share
 every microsecond a generator spends per request is taken from the server, so there the
 figure is the generators' own efficiency: commit 1a22209). This machine's CPU speed
 varies by about 20% (docs/machine-speed.md), so the two alternate in pairs and the
-median of the pairs' ratios is held. What is held depends on what limits the rate:
+median of the pairs' ratios is held. How many pairs follows the methodology's stop
+rule: at least 4, more (up to 12) while the 95% interval of the pairs' ratio does not
+yet satisfy the claim. Four were too few on a shared machine: there a pair's ratio
+spreads by about 18% (Go's hello at 4 connections, 12 interleaved pairs on 2026-11-27,
+load 3-4: geometric mean 0.984, pairs from 0.69 to 1.34), so the median of four fell
+outside 10% in about one run in four (resampled) with no difference between the
+generators; one make test run read 0.83-0.92 in all four. On a quiet machine the
+interval is narrow after four pairs and nothing changes. What is held depends on what
+limits the rate:
 - the server (Go's hello at 4 connections): the two agree within 10%;
 - the round trip (1 connection: one request in flight, the rate is one over the whole
   round trip, the generator's part included): the engine is not slower than wrk by
@@ -26,6 +34,7 @@ median of the pairs' ratios is held. What is held depends on what limits the rat
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 import subprocess
@@ -34,6 +43,7 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
+from dbstand.engine.stats import summarize
 from dbstand.loadgen.engine import run_closed
 from dbstand.modes.pinning import placed
 from dbstand.stacks.launcher import StackHandle, running_stack
@@ -48,7 +58,8 @@ PLACEMENT = "separate"
 PAGES = {"static-nginx": "file", "go-nethttp": "hello"}
 CLIENTS = (1, 4)
 AGREE = 0.10
-PAIRS = 4
+PAIRS = 4  # at least
+MAX_PAIRS = 12  # at most: at that spread, twelve put the median outside 10% in 1 run of 40
 RUN_S = 1  # wrk takes whole seconds
 
 
@@ -96,16 +107,32 @@ def test_engine_counts_what_the_server_wrote(stack: tuple[StackHandle, str],
     assert abs(result.bytes / sent - 1) <= 0.01, (url, connections, result.bytes, sent)
 
 
+def interval(ratios: list[float]) -> tuple[float, float]:
+    """95% interval of the pairs' ratio (geometric mean: a ratio's noise is a factor)."""
+    s = summarize([math.log(r) for r in ratios])
+    return math.exp(s.mean - s.ci95_half), math.exp(s.mean + s.ci95_half)
+
+
+def settled(server_bound: bool, ratios: list[float]) -> bool:
+    """Whether the pairs so far are enough: their interval satisfies the claim."""
+    if len(ratios) < PAIRS:
+        return False
+    low, high = interval(ratios)
+    return low >= 1 - AGREE and (high <= 1 + AGREE or not server_bound)
+
+
 @pytest.mark.parametrize(("stack", "connections"), COMPARED, indirect=["stack"])
 def test_engine_agrees_with_wrk(stack: tuple[StackHandle, str], connections: int) -> None:
     handle, url = stack
     plan = LoadPlan(connections=connections, duration_s=RUN_S, load=SEED, repeats=1,
                     warmup_requests=0, interval_s=0, placement=PLACEMENT)
-    ratios, pairs = [], []
+    server_bound = (handle.manifest.name, connections) in SERVER_BOUND
+    ratios: list[float] = []
+    pairs: list[tuple[int, int]] = []
     with placed({"stack": [handle.pid]}, placement=PLACEMENT) as where:
         assert set(where.cpus["client"]).isdisjoint(where.cpus["stack"]), where.cpus
         wrk_rate(url, connections)  # warm-up for both
-        for k in range(PAIRS):
+        for k in range(MAX_PAIRS):
             if k % 2:
                 ours = measure(url, plan, handle.pid)
                 theirs = wrk_rate(url, connections)
@@ -115,8 +142,11 @@ def test_engine_agrees_with_wrk(stack: tuple[StackHandle, str], connections: int
             assert ours["placement"]["cpus"] == where.cpus  # both generators placed alike
             ratios.append(ours["ops_per_s"] / theirs)
             pairs.append((round(ours["ops_per_s"]), round(theirs)))
+            if settled(server_bound, ratios):
+                break
     ratio = statistics.median(ratios)
-    if (handle.manifest.name, connections) in SERVER_BOUND:
-        assert abs(ratio - 1) <= AGREE, (connections, url, pairs)
+    seen = (connections, url, pairs, [round(x, 3) for x in interval(ratios)])
+    if server_bound:
+        assert abs(ratio - 1) <= AGREE, seen
     else:  # round-trip bound: the engine's own part of the round trip may be smaller
-        assert ratio >= 1 - AGREE, (connections, url, pairs)
+        assert ratio >= 1 - AGREE, seen
