@@ -3,6 +3,7 @@ backslashes, NULL, non-ASCII), the rows are counted, statistics are gathered aft
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from typing import Any
 
@@ -148,6 +149,7 @@ def test_mariadb_kv_table_generated(mariadb: ServerRecord,
             cur.execute(kv_table(MYSQL))
             cur.execute(f"SHOW INDEX FROM {TABLE}")
             indexes = [(r[2], r[4]) for r in cur.fetchall()]
+            definition = show_create(cur)
         progress: list[int] = []
         loaded = bulk.load(target, TABLE, ("id", "name"), KEYED,
                            progress=lambda done, _total: progress.append(done))
@@ -161,6 +163,46 @@ def test_mariadb_kv_table_generated(mariadb: ServerRecord,
             cur.execute("SELECT engine FROM information_schema.tables "
                         "WHERE table_schema = DATABASE() AND table_name = %s", (TABLE,))
             assert cur.fetchone()[0] == "InnoDB"
+            # the table's automatic statistics, off for the load, are as they were
+            assert show_create(cur) == definition
+            assert "STATS_AUTO_RECALC" not in definition
+    finally:
+        with conn.cursor() as cur:
+            cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        conn.close()
+
+
+def show_create(cur: Any) -> str:
+    """The table's definition as MariaDB shows it, without the next AUTO_INCREMENT."""
+    cur.execute(f"SHOW CREATE TABLE {TABLE}")
+    return re.sub(r" AUTO_INCREMENT=\d+", "", cur.fetchone()[1])
+
+
+def test_mariadb_failed_load_leaves_the_table_as_it_was(
+        mariadb: ServerRecord, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A load stopped after its first part (as Ctrl-C between parts would) is rolled
+    back, that part's rows too (the ALTER TABLE that puts the table's own statistics
+    option back commits implicitly), and the option (here set explicitly) is as it was."""
+    monkeypatch.setattr(bulk, "SERIES_PART", 7_000)
+    target = mariadb.target()
+    conn = my_connect(target)
+
+    def stop(done: int, _total: int | None) -> None:
+        raise RuntimeError(f"stopped after {done} rows")
+
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
+            cur.execute(f"CREATE TABLE {TABLE} (id BIGINT NOT NULL PRIMARY KEY, "
+                        "name VARCHAR(64) NOT NULL) ENGINE=InnoDB STATS_AUTO_RECALC=1")
+            definition = show_create(cur)
+        with pytest.raises(RuntimeError, match="stopped after 7000 rows"):
+            bulk.load(target, TABLE, ("id", "name"), KEYED, progress=stop)
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT count(*) FROM {TABLE}")
+            assert cur.fetchone()[0] == 0
+            assert show_create(cur) == definition
+            assert "STATS_AUTO_RECALC=1" in definition
     finally:
         with conn.cursor() as cur:
             cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
