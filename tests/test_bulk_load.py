@@ -3,6 +3,7 @@ backslashes, NULL, non-ASCII), the rows are counted, statistics are gathered aft
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from dbstand.drivers.psycopg import connect as pg_connect
 from dbstand.drivers.pymysql import connect as my_connect
 from dbstand.sql import bulk
+from dbstand.sql.dialects import dialect_for
 from dbstand.targets.managed import ServerRecord
 from dbstand.targets.url import parse_target_url
 
@@ -207,6 +209,43 @@ def test_mariadb_failed_load_leaves_the_table_as_it_was(
         with conn.cursor() as cur:
             cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
         conn.close()
+
+
+def test_mariadb_account_without_alter_still_loads(mariadb: ServerRecord) -> None:
+    """A user's own server where dbstand's account may create and fill tables but not
+    ALTER them: the load goes in with the table's statistics option as it is."""
+    import pymysql
+
+    from dbstand.targets.mysql.managed import admin_options
+
+    root = pymysql.connect(**admin_options(mariadb), autocommit=True)
+    try:
+        with root.cursor() as cur:
+            cur.execute("CREATE OR REPLACE USER 'noalter'@'127.0.0.1' IDENTIFIED BY 'noalterpw'")
+            cur.execute("GRANT SELECT, INSERT, CREATE, DROP ON dbstand.* "
+                        "TO 'noalter'@'127.0.0.1'")
+        target = parse_target_url(f"mysql://noalter:noalterpw@127.0.0.1:{mariadb.port}/dbstand")
+        conn = my_connect(target)
+        with conn.cursor() as cur:
+            cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
+            cur.execute(kv_table(dialect_for("mysql")))
+            definition = show_create(cur)
+        conn.close()
+        loaded = bulk.load(target, TABLE, ("id", "name"), KEYED)
+        assert loaded is not None and loaded.rows == len(KEYED)
+        conn = my_connect(target)
+        with conn.cursor() as cur:
+            assert loaded_back(cur) == list(KEYED)
+            assert show_create(cur) == definition
+            with pytest.raises(pymysql.err.MySQLError, match="ALTER command denied"):
+                cur.execute(f"ALTER TABLE {TABLE} STATS_AUTO_RECALC = 0")
+            cur.execute(f"DROP TABLE {TABLE}")
+        conn.close()
+    finally:
+        with contextlib.suppress(Exception), root.cursor() as cur:
+            cur.execute(f"DROP TABLE IF EXISTS dbstand.{TABLE}")
+            cur.execute("DROP USER IF EXISTS 'noalter'@'127.0.0.1'")
+        root.close()
 
 
 def test_sqlite_kv_table_from_keyed_rows() -> None:
