@@ -3,6 +3,8 @@ backslashes, NULL, non-ASCII), the rows are counted, statistics are gathered aft
 
 from __future__ import annotations
 
+import contextlib
+import re
 import sqlite3
 from typing import Any
 
@@ -11,6 +13,7 @@ import pytest
 from dbstand.drivers.psycopg import connect as pg_connect
 from dbstand.drivers.pymysql import connect as my_connect
 from dbstand.sql import bulk
+from dbstand.sql.dialects import dialect_for
 from dbstand.targets.managed import ServerRecord
 from dbstand.targets.url import parse_target_url
 
@@ -148,6 +151,7 @@ def test_mariadb_kv_table_generated(mariadb: ServerRecord,
             cur.execute(kv_table(MYSQL))
             cur.execute(f"SHOW INDEX FROM {TABLE}")
             indexes = [(r[2], r[4]) for r in cur.fetchall()]
+            definition = show_create(cur)
         progress: list[int] = []
         loaded = bulk.load(target, TABLE, ("id", "name"), KEYED,
                            progress=lambda done, _total: progress.append(done))
@@ -161,10 +165,87 @@ def test_mariadb_kv_table_generated(mariadb: ServerRecord,
             cur.execute("SELECT engine FROM information_schema.tables "
                         "WHERE table_schema = DATABASE() AND table_name = %s", (TABLE,))
             assert cur.fetchone()[0] == "InnoDB"
+            # the table's automatic statistics, off for the load, are as they were
+            assert show_create(cur) == definition
+            assert "STATS_AUTO_RECALC" not in definition
     finally:
         with conn.cursor() as cur:
             cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
         conn.close()
+
+
+def show_create(cur: Any) -> str:
+    """The table's definition as MariaDB shows it, without the next AUTO_INCREMENT."""
+    cur.execute(f"SHOW CREATE TABLE {TABLE}")
+    return re.sub(r" AUTO_INCREMENT=\d+", "", cur.fetchone()[1])
+
+
+def test_mariadb_failed_load_leaves_the_table_as_it_was(
+        mariadb: ServerRecord, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A load stopped after its first part (as Ctrl-C between parts would) is rolled
+    back, that part's rows too (the ALTER TABLE that puts the table's own statistics
+    option back commits implicitly), and the option (here set explicitly) is as it was."""
+    monkeypatch.setattr(bulk, "SERIES_PART", 7_000)
+    target = mariadb.target()
+    conn = my_connect(target)
+
+    def stop(done: int, _total: int | None) -> None:
+        raise RuntimeError(f"stopped after {done} rows")
+
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
+            cur.execute(f"CREATE TABLE {TABLE} (id BIGINT NOT NULL PRIMARY KEY, "
+                        "name VARCHAR(64) NOT NULL) ENGINE=InnoDB STATS_AUTO_RECALC=1")
+            definition = show_create(cur)
+        with pytest.raises(RuntimeError, match="stopped after 7000 rows"):
+            bulk.load(target, TABLE, ("id", "name"), KEYED, progress=stop)
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT count(*) FROM {TABLE}")
+            assert cur.fetchone()[0] == 0
+            assert show_create(cur) == definition
+            assert "STATS_AUTO_RECALC=1" in definition
+    finally:
+        with conn.cursor() as cur:
+            cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        conn.close()
+
+
+def test_mariadb_account_without_alter_still_loads(mariadb: ServerRecord) -> None:
+    """A user's own server where dbstand's account may create and fill tables but not
+    ALTER them: the load goes in with the table's statistics option as it is."""
+    import pymysql
+
+    from dbstand.targets.mysql.managed import admin_options
+
+    root = pymysql.connect(**admin_options(mariadb), autocommit=True)
+    try:
+        with root.cursor() as cur:
+            cur.execute("CREATE OR REPLACE USER 'noalter'@'127.0.0.1' IDENTIFIED BY 'noalterpw'")
+            cur.execute("GRANT SELECT, INSERT, CREATE, DROP ON dbstand.* "
+                        "TO 'noalter'@'127.0.0.1'")
+        target = parse_target_url(f"mysql://noalter:noalterpw@127.0.0.1:{mariadb.port}/dbstand")
+        conn = my_connect(target)
+        with conn.cursor() as cur:
+            cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
+            cur.execute(kv_table(dialect_for("mysql")))
+            definition = show_create(cur)
+        conn.close()
+        loaded = bulk.load(target, TABLE, ("id", "name"), KEYED)
+        assert loaded is not None and loaded.rows == len(KEYED)
+        conn = my_connect(target)
+        with conn.cursor() as cur:
+            assert loaded_back(cur) == list(KEYED)
+            assert show_create(cur) == definition
+            with pytest.raises(pymysql.err.MySQLError, match="ALTER command denied"):
+                cur.execute(f"ALTER TABLE {TABLE} STATS_AUTO_RECALC = 0")
+            cur.execute(f"DROP TABLE {TABLE}")
+        conn.close()
+    finally:
+        with contextlib.suppress(Exception), root.cursor() as cur:
+            cur.execute(f"DROP TABLE IF EXISTS dbstand.{TABLE}")
+            cur.execute("DROP USER IF EXISTS 'noalter'@'127.0.0.1'")
+        root.close()
 
 
 def test_sqlite_kv_table_from_keyed_rows() -> None:
