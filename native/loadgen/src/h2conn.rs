@@ -143,8 +143,9 @@ impl H2Request {
 const STREAM_WINDOW: u32 = 1 << 20;
 const CONNECTION_WINDOW: i32 = 1 << 24;
 
-/// Bytes read from the socket at a time.
-const READ_BUFFER: usize = 64 * 1024;
+/// Bytes read from the socket at a time: a TLS record's worth, as the HTTP/1.1
+/// path reads (a buffer per connection, so thousands of connections stay small).
+const READ_BUFFER: usize = 16 * 1024;
 
 /// One request in flight on a connection (a stream).
 struct Slot {
@@ -656,7 +657,7 @@ async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
     let with_body = !req.body.is_empty();
     let timeout = sh.cfg.timeout;
     let mut sleep = timeout.map(|t| Box::pin(tokio::time::sleep(t)));
-    let mut out: Vec<u8> = Vec::with_capacity(16 * 1024);
+    let mut out: Vec<u8> = Vec::new();
     let mut written = 0usize;
     let mut flush = false;
     let mut input = vec![0u8; READ_BUFFER];
