@@ -182,16 +182,32 @@ struct State<'a> {
     server: Option<String>,
     /// The server said GOAWAY: no new streams; this is the last one it took.
     goaway: Option<i32>,
+    /// The last stream looked up and its slot (-1: none; stream ids are >= 0).
+    last: (i32, usize),
 }
 
 impl State<'_> {
-    /// The slot of stream `id` (None for a stream no request holds any more,
-    /// e.g. given up at its timeout).
+    /// The index of the slot holding stream `id` (None for a stream no request
+    /// holds any more, e.g. given up at its timeout). An answer's callbacks
+    /// come one after another for the same stream: the last lookup is kept.
+    fn slot_index(&mut self, session: *mut ng::nghttp2_session, id: i32) -> Option<usize> {
+        let i = if self.last.0 == id {
+            self.last.1
+        } else {
+            // SAFETY: the session is alive (we are in its callback).
+            let tag = unsafe { ng::nghttp2_session_get_stream_user_data(session, id) } as usize;
+            let i = tag.checked_sub(1)?;
+            self.last = (id, i);
+            i
+        };
+        // Stream ids are never reused in a session, so a slot that holds `id`
+        // holds this stream.
+        (self.slots.get(i)?.stream_id == id).then_some(i)
+    }
+
     fn slot(&mut self, session: *mut ng::nghttp2_session, id: i32) -> Option<&mut Slot> {
-        // SAFETY: the session is alive (we are in its callback or own it).
-        let tag = unsafe { ng::nghttp2_session_get_stream_user_data(session, id) } as usize;
-        let slot = self.slots.get_mut(tag.checked_sub(1)?)?;
-        (slot.stream_id == id).then_some(slot)
+        let i = self.slot_index(session, id)?;
+        Some(&mut self.slots[i])
     }
 
     /// End the request in slot `i`: record `result` (None: the server
@@ -321,14 +337,10 @@ unsafe extern "C" fn on_stream_close(
 ) -> c_int {
     // SAFETY: the session's user data (see `state`).
     let st = unsafe { state(user_data) };
-    // SAFETY: the session is alive: this is its callback.
-    let tag = unsafe { ng::nghttp2_session_get_stream_user_data(session, stream_id) } as usize;
-    let Some(i) = tag.checked_sub(1) else {
+    let Some(i) = st.slot_index(session, stream_id) else {
         return 0;
     };
-    let Some(slot) = st.slots.get(i).filter(|s| s.stream_id == stream_id) else {
-        return 0;
-    };
+    let slot = &st.slots[i];
     let result = if slot.ended && slot.status != 0 {
         // A whole answer (a RST_STREAM after it, NO_ERROR or not, changes nothing).
         Some(Ok(Answer {
@@ -649,6 +661,7 @@ async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
         probing: *probing,
         server: None,
         goaway: None,
+        last: (-1, 0),
     };
     let Ok(mut session) = Session::new(state) else {
         return End::Again;
