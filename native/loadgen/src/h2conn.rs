@@ -637,7 +637,7 @@ async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
     mut io: S,
     handshake: Option<Handshake>,
     probing: &mut bool,
-) -> End {
+) -> Result<End, Failure> {
     let now = Instant::now();
     let streams = req.streams;
     let state = State {
@@ -663,12 +663,13 @@ async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
         goaway: None,
         last: (-1, 0),
     };
-    let Ok(mut session) = Session::new(state) else {
-        return End::Again;
-    };
+    let mut session = Session::new(state)?;
     let nv = req.nv();
     let with_body = !req.body.is_empty();
     let timeout = sh.cfg.timeout;
+    // When the oldest request in flight times out; the timer wakes the loop
+    // then, and a busy connection checks it after every read as well.
+    let mut expiry = timeout.map(|t| now + t);
     let mut sleep = timeout.map(|t| Box::pin(tokio::time::sleep(t)));
     let mut out: Vec<u8> = Vec::new();
     let mut written = 0usize;
@@ -742,9 +743,13 @@ async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
                 broken = true;
                 continue;
             }
-            Event::Timer => {
-                if let (Some(s), Some(t)) = (sleep.as_mut(), timeout) {
-                    let next = session.expire(now, t);
+            Event::Timer => {}
+        }
+        if let (Some(t), Some(at)) = (timeout, expiry) {
+            if now >= at {
+                let next = session.expire(now, t);
+                expiry = Some(next);
+                if let Some(s) = sleep.as_mut() {
                     s.as_mut().reset(next.into());
                 }
             }
@@ -759,11 +764,11 @@ async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
     let st = session.state();
     *probing = st.probing;
     let more = st.goaway.is_some() || broken;
-    if more && !sh.over(now) {
+    Ok(if more && !sh.over(now) {
         End::Again
     } else {
         End::Done
-    }
+    })
 }
 
 /// Open one HTTP/2 connection (TCP, then TLS with ALPN "h2" for https) and
@@ -779,7 +784,7 @@ async fn connect_and_drive(
         .map_err(|_| Failure::Connect)?;
     let _ = tcp.set_nodelay(true);
     match &sh.cfg.tls {
-        None => Ok(drive(sh, req, tcp, None, probing).await),
+        None => drive(sh, req, tcp, None, probing).await,
         Some(tls) => {
             let io = tls
                 .connector
@@ -794,7 +799,7 @@ async fn connect_and_drive(
                 time: began.elapsed(),
                 resumed: session.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
             };
-            Ok(drive(sh, req, io, Some(handshake), probing).await)
+            drive(sh, req, io, Some(handshake), probing).await
         }
     }
 }
