@@ -630,6 +630,22 @@ enum Event {
     Timer,
 }
 
+/// One read from the connection: what it saw, or Pending when nothing has
+/// arrived (the task is woken when something does).
+fn poll_input<S: AsyncRead + Unpin>(
+    io: &mut S,
+    cx: &mut std::task::Context<'_>,
+    input: &mut [u8],
+) -> Poll<Event> {
+    let mut buf = ReadBuf::new(input);
+    match Pin::new(io).poll_read(cx, &mut buf) {
+        Poll::Ready(Ok(())) if buf.filled().is_empty() => Poll::Ready(Event::Closed),
+        Poll::Ready(Ok(())) => Poll::Ready(Event::Read(buf.filled().len())),
+        Poll::Ready(Err(_)) => Poll::Ready(Event::Closed),
+        Poll::Pending => Poll::Pending,
+    }
+}
+
 /// Drive one connection's session over `io` until the run or the connection ends.
 async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
     sh: &Shared,
@@ -714,14 +730,8 @@ async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
                     }
                 }
             }
-            let mut buf = ReadBuf::new(&mut input);
-            match Pin::new(&mut io).poll_read(cx, &mut buf) {
-                Poll::Ready(Ok(())) if buf.filled().is_empty() => {
-                    return Poll::Ready(Event::Closed)
-                }
-                Poll::Ready(Ok(())) => return Poll::Ready(Event::Read(buf.filled().len())),
-                Poll::Ready(Err(_)) => return Poll::Ready(Event::Closed),
-                Poll::Pending => {}
+            if let Poll::Ready(event) = poll_input(&mut io, cx, &mut input) {
+                return Poll::Ready(event);
             }
             if let Some(s) = sleep.as_mut() {
                 if s.as_mut().poll(cx).is_ready() {
@@ -731,19 +741,27 @@ async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
             Poll::Pending
         })
         .await;
-        let now = Instant::now();
-        match event {
-            Event::Read(n) => {
-                if session.feed(&input[..n], now).is_err() {
-                    broken = true;
-                    continue;
-                }
-            }
-            Event::Closed => {
+        let mut now = Instant::now();
+        let mut event = event;
+        // Take in everything that has arrived before answering: the requests
+        // it frees all go out in one write (as h2load does), not one per read.
+        while let Event::Read(n) = event {
+            if session.feed(&input[..n], now).is_err() {
                 broken = true;
-                continue;
+                break;
             }
-            Event::Timer => {}
+            let more = poll_fn(|cx| Poll::Ready(poll_input(&mut io, cx, &mut input))).await;
+            match more {
+                Poll::Ready(next) => {
+                    event = next;
+                    now = Instant::now();
+                }
+                Poll::Pending => break,
+            }
+        }
+        if broken || matches!(event, Event::Closed) {
+            broken = true;
+            continue;
         }
         if let (Some(t), Some(at)) = (timeout, expiry) {
             if now >= at {
