@@ -152,6 +152,7 @@ http {{
         listen 127.0.0.1:{port}{listen_tls}{listen_h2};
         {tls}
         root {prefix}/html;
+        {dav}
     }}
 }}
 """
@@ -184,7 +185,7 @@ TLS_CONF = """ssl_certificate {cert};
 @contextlib.contextmanager
 def run_nginx(prefix: Path, keepalive_requests: int = 1000,
               keepalive_timeout: str = "75s", tls: bool = False,
-              http2: bool = False) -> Iterator[Nginx]:
+              http2: bool = False, dav: bool = False) -> Iterator[Nginx]:
     nginx = find_nginx()
     if nginx is None:
         pytest.fail("nginx is not installed: `make test` installs Debian's nginx")
@@ -207,6 +208,8 @@ def run_nginx(prefix: Path, keepalive_requests: int = 1000,
         prefix=prefix, port=port, keepalive_requests=keepalive_requests,
         keepalive_timeout=keepalive_timeout,
         listen_tls=" ssl" if tls else "", tls=tls_conf, listen_h2=" http2" if http2 else "",
+        # PUT stores the request body under root, so a test can read back what arrived
+        dav="dav_methods PUT;" if dav else "",
         temp_paths="\n    ".join(temps)))
     proc = subprocess.Popen([nginx, "-p", str(prefix), "-c", str(conf),
                              "-e", str(prefix / "error.log")],

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -54,6 +55,31 @@ def test_h2c_prior_knowledge(tmp_path: Path) -> None:
         r = run_closed(server.url(), connections=2, requests=500, http2=True, streams=5)
         assert r.successes == 500 and r.handshakes == 0
         assert {line.split()[-1] for line in server.log_lines(500)} == {"HTTP/2.0"}
+
+
+def test_request_bodies_arrive_whole(tmp_path: Path) -> None:
+    # Larger than nginx's initial stream window (64 KiB): the body waits for its
+    # WINDOW_UPDATE half-way, as flow control wants.
+    body = bytes(range(256)) * 300
+    with run_nginx(tmp_path / "ngx", http2=True, dav=True) as server:
+        r = run_closed(server.url("/put.bin"), connections=2, requests=20, http2=True,
+                       streams=4, method="PUT", body=body)
+        assert r.requests == r.successes == 20 and r.errors.total == 0
+        lines = server.log_lines(20)
+    assert (tmp_path / "ngx" / "html" / "put.bin").read_bytes() == body
+    assert len(lines) == 20
+    assert all(int(line.split()[1]) > len(body) for line in lines), lines[:3]
+
+
+def test_unanswered_streams_time_out_one_by_one() -> None:
+    # A listener that takes connections and never answers: each stream times out
+    # on its own and its slot sends the next request on the same connection.
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        port = silent.getsockname()[1]
+        r = run_closed(f"http://127.0.0.1:{port}/", connections=1, requests=6, http2=True,
+                       streams=3, timeout_s=0.2)
+    assert r.requests == 6 and r.successes == 0
+    assert r.errors.timeout == 6 and r.errors.total == 6
 
 
 def test_http2_refusals(nginx_tls: Nginx) -> None:

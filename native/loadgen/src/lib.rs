@@ -1,4 +1,4 @@
-//! dbstand's native HTTP/1.1 load engine.
+//! dbstand's native HTTP load engine (HTTP/1.1, HTTPS, HTTP/2).
 //!
 //! The engine modules know nothing of Python; the `python` feature adds the PyO3
 //! glue (module `dbstand._loadgen`) that maturin builds into the package.
@@ -22,9 +22,9 @@ pub mod url;
 pub mod virtual_user;
 pub mod worker;
 
-/// mimalloc for everything the engine allocates: per-request allocations (h2's
-/// frames and headers, futures) on worker threads cost far less than with
-/// glibc's per-thread arenas.
+/// mimalloc for everything the engine's Rust side allocates (futures, TLS
+/// records, results) on worker threads: far cheaper than glibc's per-thread
+/// arenas.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

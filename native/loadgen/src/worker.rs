@@ -193,10 +193,10 @@ pub fn in_flight() -> u64 {
 }
 
 /// Counts one exchange in flight for as long as it lives (also when dropped unfinished).
-struct InFlight;
+pub struct InFlight;
 
 impl InFlight {
-    fn new() -> InFlight {
+    pub fn begin() -> InFlight {
         IN_FLIGHT.with(|c| c.set(c.get() + 1));
         InFlight
     }
@@ -232,7 +232,7 @@ impl Timer {
     where
         F: Future<Output = Result<Answer, Failure>>,
     {
-        let _flight = InFlight::new();
+        let _flight = InFlight::begin();
         match self.sleep.as_mut() {
             None => fut.await,
             Some(sleep) => {
