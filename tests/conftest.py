@@ -38,6 +38,12 @@ def pytest_configure(config: pytest.Config) -> None:
     one folder for the run (the workers inherit its environment); each worker's folder
     and the locks of `_alone_when_measuring` are in it, and it goes with the run.
     """
+    # A shell without job control starts a background command (`make test &`, nohup)
+    # with SIGINT ignored, and the dbstand processes the tests start inherit that: the
+    # tests that stop a run with Ctrl-C would wait out their timeouts. Python's own
+    # handler here makes each child start with the default one again (exec resets it).
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     shared = os.environ.get(SHARED_ENV)
     if worker is None:
