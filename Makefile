@@ -9,7 +9,7 @@ DEMO_STAMP := $(VENV)/.demo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 NATIVE := $(wildcard native/loadgen/Cargo.toml native/loadgen/Cargo.lock native/loadgen/src/*.rs)
 
-.PHONY: demo demo-check test venv deps-debian lint bench clean
+.PHONY: demo demo-check test checks venv deps-debian lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,11 +39,17 @@ demo-check:
 	bash scripts/demo-check.sh
 
 ## make test: install what the tests need (Debian packages too), run every test
-test: deps-debian venv demo-check
-	$(BIN)/ruff check src tests bench
-	$(BIN)/mypy
-	cd native/loadgen && cargo test --quiet
+# The fresh-clone demo check runs beside ruff, mypy and cargo test (two jobs, each job's
+# output printed whole when it ends): the demo's pip install and its engine's LTO build
+# use about one core, the static checks the other; pytest starts once both are done.
+test: deps-debian venv
+	$(MAKE) --no-print-directory --jobs 2 --output-sync=target demo-check checks
 	$(BIN)/python -m pytest -q --numprocesses 2 --dist loadfile --no-loadscope-reorder
+
+## make checks: ruff, mypy and the Rust engine's own tests
+# (cargo without make's jobserver flags: it takes its own jobs, as when run alone)
+checks: lint
+	cd native/loadgen && env -u MAKEFLAGS -u MFLAGS cargo test --quiet
 
 deps-debian:
 	bash scripts/install-debian-deps.sh

@@ -23,6 +23,7 @@ import pytest
 
 from dbstand.targets.managed import ServerRecord
 from dbstand.targets.postgresql.managed import ManagedPostgres
+from dbstand.targets.url import TargetURL
 
 SHARED_ENV = "DBSTAND_TESTS_SHARED"  # the folder a pytest-xdist run's workers share
 _shared_key = pytest.StashKey[Path]()
@@ -37,6 +38,12 @@ def pytest_configure(config: pytest.Config) -> None:
     one folder for the run (the workers inherit its environment); each worker's folder
     and the locks of `_alone_when_measuring` are in it, and it goes with the run.
     """
+    # A shell without job control starts a background command (`make test &`, nohup)
+    # with SIGINT ignored, and the dbstand processes the tests start inherit that: the
+    # tests that stop a run with Ctrl-C would wait out their timeouts. Python's own
+    # handler here makes each child start with the default one again (exec resets it).
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     shared = os.environ.get(SHARED_ENV)
     if worker is None:
@@ -195,6 +202,23 @@ def tarantool_srv() -> Iterator[ServerRecord]:
 @pytest.fixture(scope="session")
 def tarantool_url(tarantool_srv: ServerRecord) -> str:
     return tarantool_srv.target().secret()
+
+
+#: docquery's posts as its tests read them: 200 documents of seed 11, tables dbstand_*
+DOCQUERY_SIZE, DOCQUERY_SEED = 200, 11
+
+
+@pytest.fixture(scope="session")
+def ferret() -> Iterator[TargetURL]:
+    """A throwaway FerretDB holding docquery's posts (DOCQUERY_SIZE, DOCQUERY_SEED), for
+    every test file of the worker that reads them (stacks, --db-rtt): none writes."""
+    from dbstand.targets.mongodb.managed import ManagedFerretDB
+    from dbstand.workloads.docquery import data
+
+    with ManagedFerretDB() as record:
+        url = record.target()
+        data.load_url(url, DOCQUERY_SIZE, DOCQUERY_SEED, prefix="dbstand_")
+        yield url
 
 
 @pytest.fixture(autouse=True)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import http.client
 import json
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from conftest import DOCQUERY_SEED as SEED
+from conftest import DOCQUERY_SIZE as SIZE
 from dbstand.stacks.launcher import running_stack
 from dbstand.stacks.manifest import get_manifest, stacks_for
 from dbstand.targets.managed import ServerRecord
@@ -24,22 +25,12 @@ from dbstand.targets.url import TargetURL
 from dbstand.workloads.docquery import data
 from dbstand.workloads.docquery.verify import PATH, check_answer, verify_stack
 
-SIZE, SEED, PREFIX = 200, 11, "dbstand_"
+PREFIX = "dbstand_"
 MONGO_STACKS = ["docquery-tornado-pymongo", "docquery-tornado-pymongo-gevent",
                 "docquery-tornado-motor", "docquery-tornado-pymongo-async",
                 "docquery-tornado-mongoengine"]
 SQL_STACKS = ["docquery-tornado-psycopg", "docquery-tornado-asyncpg",
               "docquery-tornado-sqlalchemy-async"]
-
-
-@pytest.fixture(scope="module")
-def ferret() -> Iterator[TargetURL]:
-    from dbstand.targets.mongodb.managed import ManagedFerretDB
-
-    with ManagedFerretDB() as record:
-        url = record.target()
-        data.load_url(url, SIZE, SEED, prefix=PREFIX)
-        yield url
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,8 @@ their own queries."""
 
 from __future__ import annotations
 
+import os
+import socket
 import subprocess
 import sys
 import time
@@ -13,10 +15,12 @@ import pymysql
 import pytest
 import tarantool
 
+from dbstand.probes import sockdiag
 from dbstand.probes.case import CaseProbes
 from dbstand.probes.cpu import TreeCpu
-from dbstand.probes.locate import server_pid
+from dbstand.probes.locate import _listener_through_psutil, server_pid
 from dbstand.probes.statements import kind_of
+from dbstand.proctree import tree
 from dbstand.targets.managed import ServerRecord, free_port
 from dbstand.targets.url import parse_target_url
 from dbstand.workloads.admin import admin_client
@@ -162,3 +166,70 @@ def test_server_not_located(url: str, why: str) -> None:
 def test_nothing_listening_is_not_located() -> None:
     pid, how = server_pid(parse_target_url(f"mysql://u@127.0.0.1:{free_port()}/x"))
     assert pid is None and "no process listens" in how
+
+
+@pytest.mark.parametrize("family, host", [(socket.AF_INET, "127.0.0.1"),
+                                          (socket.AF_INET6, "::1")])
+def test_the_listener_is_found_through_sock_diag(family: int, host: str) -> None:
+    """A socket this process listens on: sock_diag finds it and its owner, as psutil's
+    scan of every socket does; a socket that only connects is no listener."""
+    with socket.socket(family) as server:
+        server.bind((host, 0))
+        server.listen()
+        port = server.getsockname()[1]
+        with socket.create_connection((host, port)):
+            inodes = sockdiag.listening_inodes(port)
+            assert inodes == {os.fstat(server.fileno()).st_ino}
+            assert sockdiag.socket_owner(inodes) == os.getpid()
+            bracketed = f"[{host}]" if family == socket.AF_INET6 else host
+            found = server_pid(parse_target_url(f"mysql://u@{bracketed}:{port}/x"))
+            assert found == (os.getpid(), f"process listening on port {port}")
+            assert _listener_through_psutil(port) == found
+
+
+def test_a_shared_listener_is_its_lowest_pid() -> None:
+    """A server whose child inherits its listening socket (prefork) is named by the
+    parent, the process psutil would list first."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"],
+                                 pass_fds=[server.fileno()])
+        try:
+            inodes = sockdiag.listening_inodes(port)
+            assert sockdiag.socket_owner(inodes) == min(os.getpid(), child.pid)
+        finally:
+            child.kill()
+            child.wait()
+
+
+def test_the_tree_is_the_one_psutil_finds() -> None:
+    """The kernel's children lists give the same tree as psutil's scan of every process:
+    a child, a grandchild started from another thread than the main one, and a child
+    of a child that left the tree (its parent exited: it is no longer below)."""
+    script = ("import subprocess, threading, time\n"
+              "kids = []\n"
+              "t = threading.Thread(target=lambda: kids.append(subprocess.Popen("
+              "['sleep', '30'])))\n"
+              "t.start(); t.join()\n"
+              "orphan = subprocess.run(['sh', '-c', 'sleep 30 & echo $!'], text=True,"
+              " capture_output=True).stdout.strip()\n"
+              "print('ready', orphan, flush=True); time.sleep(30)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    orphan = None
+    try:
+        assert parent.stdout is not None
+        word, orphan_pid = parent.stdout.readline().split()
+        assert word == "ready"
+        orphan = psutil.Process(int(orphan_pid))
+        found = sorted(p.pid for p in tree(parent.pid))
+        root = psutil.Process(parent.pid)
+        assert found == sorted([parent.pid, *(p.pid for p in root.children(recursive=True))])
+        assert len(found) == 2 and orphan.pid not in found  # the thread's sleep only
+    finally:
+        for child in [*psutil.Process(parent.pid).children(recursive=True), orphan]:
+            if child is not None:
+                child.kill()
+        parent.kill()
+        parent.wait()

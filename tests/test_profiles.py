@@ -31,7 +31,7 @@ def profiled(mariadb_url: str, tmp_path_factory: pytest.TempPathFactory
     res = run_cli_in_process("run", "webtech", "--stack",
                              "python-flask-gunicorn,go-nethttp,java-tomcat-servlet",
                              "--test", "db", "--clients", "2", "--requests", "100000",
-                             "--duration", "1.5", "--repeats", "2", "--load", "seed",
+                             "--duration", "1", "--repeats", "2", "--load", "seed",
                              "--target", mariadb_url, "--prefix", PREFIX, "--profile",
                              "-o", str(out), "--html", str(out.with_suffix(".html")),
                              env=home)

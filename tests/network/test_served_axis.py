@@ -5,30 +5,18 @@ webtech's db test, each path a case of its own with what was measured."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import DOCQUERY_SEED as SEED
+from conftest import DOCQUERY_SIZE as SIZE
 from dbstand.targets.url import TargetURL
-from dbstand.workloads.docquery import data
-
-SIZE, SEED = 200, 11
 
 
 def cases(path: Path) -> list[dict[str, Any]]:
     return [r for r in map(json.loads, path.read_text().splitlines()) if r["type"] == "case"]
-
-
-@pytest.fixture(scope="module")
-def ferret() -> Iterator[TargetURL]:
-    from dbstand.targets.mongodb.managed import ManagedFerretDB
-
-    with ManagedFerretDB() as record:
-        url = record.target()
-        data.load_url(url, SIZE, SEED, prefix="dbstand_")
-        yield url
 
 
 def test_docquery_tornado_to_ferretdb(cli, ferret: TargetURL, tmp_path: Path) -> None:

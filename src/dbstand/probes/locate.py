@@ -11,6 +11,7 @@ import socket
 
 import psutil
 
+from dbstand.probes import sockdiag
 from dbstand.targets.kinds import get_kind
 from dbstand.targets.managed import record_for
 from dbstand.targets.url import TargetURL
@@ -49,6 +50,21 @@ def server_pid(target: TargetURL) -> tuple[int | None, str]:
     if not is_local(target.host):
         return None, f"server on another host ({target.host})"
     port = target.port or kind.default_port
+    if port is None:
+        return None, "the target names no port and its kind has none by default"
+    try:
+        inodes = sockdiag.listening_inodes(port)
+    except OSError:  # no sock_diag here: every socket through psutil
+        return _listener_through_psutil(port)
+    if not inodes:
+        return None, f"no process listens on port {port} here"
+    pid = sockdiag.socket_owner(inodes)
+    if pid is not None:
+        return pid, f"process listening on port {port}"
+    return None, f"the process listening on port {port} belongs to another user"
+
+
+def _listener_through_psutil(port: int) -> tuple[int | None, str]:
     try:
         connections = psutil.net_connections(kind="inet")
     except psutil.Error as exc:
