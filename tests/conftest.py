@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ def pytest_configure(config: pytest.Config) -> None:
     nothing was left behind look at the temporary folder before and after, which is only
     meaningful when no other worker writes there at the same time. The controller makes
     one folder for the run (the workers inherit its environment); each worker's folder
-    and the locks of `_alone_when_measuring` are in it, and it goes with the run.
+    and the locks of `pytest_runtest_protocol` below are in it, and it goes with the run.
     """
     # A shell without job control starts a background command (`make test &`, nohup)
     # with SIGINT ignored, and the dbstand processes the tests start inherit that: the
@@ -70,28 +69,30 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         del os.environ[SHARED_ENV]
 
 
-@pytest.fixture(autouse=True)
-def _alone_when_measuring(request: pytest.FixtureRequest) -> Iterator[None]:
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """Under pytest-xdist, a test marked `exclusive` (it compares figures measured on
     this machine) runs while no other worker runs a test.
 
-    Every test holds a shared lock on one file for its run, an exclusive test holds it
-    exclusively. A second lock, the gate, keeps an exclusive test from waiting forever:
-    flock gives a waiting exclusive lock no priority, so the other worker's next test
-    could always take the shared lock first. A test passes the gate to take its lock;
-    an exclusive test holds the gate from before it waits until it is done.
+    Every test holds a shared lock on one file for its whole protocol, an exclusive test
+    holds it exclusively. The whole protocol, not the test function: a module or session
+    fixture is set up inside its first test's setup and torn down in its last test's
+    teardown, and such a fixture can be heavy (a profiled run of four stacks), so it must
+    not run beside an exclusive test. A second lock, the gate, keeps an exclusive test
+    from waiting forever: flock gives a waiting exclusive lock no priority, so the other
+    worker's next test could always take the shared lock first. A test passes the gate
+    to take its lock; an exclusive test holds the gate from before it waits until it is
+    done.
     """
     shared = os.environ.get(SHARED_ENV)
     if shared is None or "PYTEST_XDIST_WORKER" not in os.environ:
         yield
         return
-    exclusive = request.node.get_closest_marker("exclusive") is not None
+    exclusive = item.get_closest_marker("exclusive") is not None
     with open(Path(shared) / "gate", "a") as gate, open(Path(shared) / "lock", "a") as lock:
-        waiting_since = time.monotonic()
+        # the wait is outside every phase, so outside its file's weight (_file_seconds)
         fcntl.flock(gate, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        # not the test's own time: left out of its file's weight (_file_seconds)
-        request.node.user_properties.append((_WAIT_PROPERTY, time.monotonic() - waiting_since))
         if not exclusive:
             fcntl.flock(gate, fcntl.LOCK_UN)
         try:
@@ -108,7 +109,6 @@ def _alone_when_measuring(request: pytest.FixtureRequest) -> Iterator[None]:
 # the last run (pytest's cache, written by the controller). A file the cache does not know
 # yet goes first, in collection order: its cost is unknown.
 _FILE_SECONDS_KEY = "dbstand/file-seconds"
-_WAIT_PROPERTY = "waited_for_exclusive_s"
 _file_seconds: dict[str, float] = {}
 
 
@@ -128,11 +128,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if "PYTEST_XDIST_WORKER" in os.environ:
         return   # the controller (or a one-process run) adds them up
-    # every phase's report carries the test's properties; the wait was in its setup
-    waited = sum(v for k, v in report.user_properties if k == _WAIT_PROPERTY
-                 and isinstance(v, float)) if report.when == "setup" else 0.0
     file = _test_file(report.nodeid)
-    _file_seconds[file] = _file_seconds.get(file, 0.0) + report.duration - waited
+    _file_seconds[file] = _file_seconds.get(file, 0.0) + report.duration
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
