@@ -3,6 +3,11 @@
 A pass is five scenarios, 68 calls with the study's per-function profile; every
 answer's status and status_code are checked, and the amounts that follow from the
 spec (prices, refunds, balances, places). A failed check raises `SuiteFailure`.
+
+Every user, plate and transaction id a pass makes is new for the whole run, by
+construction (ids.py: a per-process serial after a random head), across concurrent
+users and processes: the tables outlive a pass, and a reused user would start with an
+earlier pass's balance.
 """
 
 from dbstand.workloads.parking.suite.checks import SuiteFailure

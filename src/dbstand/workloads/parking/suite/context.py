@@ -1,4 +1,4 @@
-"""The state one scenario works with: client, random ids, and the checked call.
+"""The state one scenario works with: client, fresh ids (ids.py), and the checked call.
 
 `exclusive` says whether this client is alone on the service: only then can the
 suite check `available_places` arithmetic exactly (concurrent users move it too).
@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import random
-import string
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from dbstand.workloads.parking.suite import ids
 from dbstand.workloads.parking.suite.checks import Checker, SuiteFailure, check_envelope
 from dbstand.workloads.parking.suite.client import ParkingClient
 
@@ -38,18 +37,15 @@ class Ctx:
     scenario: str = ""
     calls: list[str] = field(default_factory=list)   # function of every call, in order
 
-    # --- fresh identities --------------------------------------------------------
+    # --- fresh identities: unique by construction over the whole run (ids.py) ---
     def user(self) -> str:
-        return str(self.rng.randrange(2**31))
+        return ids.user_id(self.rng)
 
     def plate(self) -> str:
-        letters = "ABCEHKMOPTXY"
-        pick = self.rng.choice
-        return (pick(letters) + "".join(pick(string.digits) for _ in range(3)) +
-                pick(letters) + pick(letters) + str(self.rng.randrange(10, 1000)))
+        return ids.plate(self.rng)
 
     def txid(self) -> str:
-        return uuid.UUID(int=self.rng.getrandbits(128), version=4).hex
+        return ids.txid(self.rng)
 
     # --- the checked call --------------------------------------------------------
     def call(self, label: str, function: str, params: dict[str, Any], status: str,
