@@ -6,6 +6,7 @@ import contextlib
 import fcntl
 import gc
 import io
+import json
 import os
 import shutil
 import signal
@@ -106,9 +107,12 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 # `--dist loadfile` hands out whole files from one queue, in collection order (the Makefile
 # turns off xdist's own reordering by test count). A long file taken last leaves the other
 # worker idle for its whole length, so the files go longest first, by what each took in
-# the last run (pytest's cache, written by the controller). A file the cache does not know
-# yet goes first, in collection order: its cost is unknown.
+# the last run (pytest's cache, written by the controller). A fresh clone (CI) has no cache
+# yet: it takes the profile kept in the repository, tests/file-seconds.json (a copy of the
+# cache's figures after a whole run: `make test-profile` refreshes it). A file neither
+# knows goes first, in collection order: its cost is unknown.
 _FILE_SECONDS_KEY = "dbstand/file-seconds"
+_KEPT_PROFILE = Path(__file__).parent / "file-seconds.json"
 _file_seconds: dict[str, float] = {}
 
 
@@ -117,10 +121,11 @@ def _test_file(nodeid: str) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    cache = getattr(config, "cache", None)   # None with -p no:cacheprovider
-    if "PYTEST_XDIST_WORKER" not in os.environ or cache is None:
+    if "PYTEST_XDIST_WORKER" not in os.environ:
         return   # one process: the order does not change its wall time
-    last: dict[str, float] = cache.get(_FILE_SECONDS_KEY, {})
+    cache = getattr(config, "cache", None)   # None with -p no:cacheprovider
+    last: dict[str, float] = (cache.get(_FILE_SECONDS_KEY, {}) if cache is not None
+                              else {}) or json.loads(_KEPT_PROFILE.read_text())
     # a stable sort: a file's tests stay together and in their order
     items.sort(key=lambda item: -last.get(_test_file(item.nodeid), float("inf")))
 
@@ -150,7 +155,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The slowest files of a two-worker run: where the suite's time goes, run after run."""
+    """The slowest files of a run under pytest-xdist: where the suite's time goes, run after
+    run."""
     if "PYTEST_XDIST_WORKER" in os.environ or os.environ.get(SHARED_ENV) is None:
         return
     slowest = sorted(_file_seconds.items(), key=lambda item: -item[1])[:12]
