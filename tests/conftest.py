@@ -83,24 +83,44 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     from waiting forever: flock gives a waiting exclusive lock no priority, so the other
     worker's next test could always take the shared lock first. A test passes the gate
     to take its lock; an exclusive test holds the gate from before it waits until it is
-    done.
+    done. Exclusive tests in a row on one worker (a file of them) keep both between them:
+    the other workers drain their tests once for the row, not once a test.
     """
     shared = os.environ.get(SHARED_ENV)
     if shared is None or "PYTEST_XDIST_WORKER" not in os.environ:
         yield
         return
-    exclusive = item.get_closest_marker("exclusive") is not None
-    with open(Path(shared) / "gate", "a") as gate, open(Path(shared) / "lock", "a") as lock:
+    exclusive = _is_exclusive(item)
+    if _kept:   # the previous test was exclusive, and so is this one (its nextitem)
+        gate, lock = _kept.pop()
+    else:
+        gate, lock = (os.open(Path(shared) / name, os.O_WRONLY | os.O_CREAT, 0o644)
+                      for name in ("gate", "lock"))
         # the wait is outside every phase, so outside its file's weight (_file_seconds)
         fcntl.flock(gate, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         if not exclusive:
             fcntl.flock(gate, fcntl.LOCK_UN)
-        try:
-            yield
-        finally:
+    keep = False
+    try:
+        yield
+        keep = exclusive and _is_exclusive(nextitem)
+    finally:
+        if keep:
+            _kept.append((gate, lock))
+        else:
             fcntl.flock(lock, fcntl.LOCK_UN)
             fcntl.flock(gate, fcntl.LOCK_UN)
+            os.close(lock)
+            os.close(gate)
+
+
+def _is_exclusive(item: pytest.Item | None) -> bool:
+    return item is not None and item.get_closest_marker("exclusive") is not None
+
+
+#: the gate and the lock, held exclusively from one exclusive test to the next in a row
+_kept: list[tuple[int, int]] = []
 
 
 # --- the order the two workers take files in ------------------------------------------------
