@@ -15,8 +15,8 @@ STARTED := $(shell date +%s)
 # fills the two cores; timing-sensitive tests are marked `exclusive` and run alone.
 TEST_WORKERS ?= 3
 
-.PHONY: demo demo-check test test-setup checks cargo-test venv deps-debian lint bench \
-	test-profile clean
+.PHONY: demo demo-check test test-setup checks cargo-test venv deps-debian profilers lint \
+	bench test-profile clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,32 +46,39 @@ demo-check:
 	$(PHASE) demo-check bash scripts/demo-check.sh
 
 ## make test: install what the tests need (Debian packages too), run every test
-# Three jobs from the start, each job's output printed whole when it ends: the fresh-clone
-# demo check (it needs none of the Debian packages), the engine's cargo test, and the
-# Debian packages then the venv then ruff and mypy. A cold machine's apt and pip
-# downloads and the engine's single-threaded LTO link leave a core free for the others.
-# pytest starts once all three are done.
+# Jobs, each one's output printed whole when it ends: the engine's cargo test from the
+# start; after the Debian packages, the profilers' build (inferno, minutes on a new
+# machine) beside the venv; then the fresh-clone demo check beside ruff and mypy. The demo
+# check reuses the venv's cargo build of the engine's dependencies, so it comes after it
+# (two maturin builds at once in one target folder break each other's wheel). A new
+# machine's apt and pip downloads and the engine's single-threaded LTO link leave a core
+# free for the builds beside them. pytest starts once all are done.
 test:
-	$(MAKE) --no-print-directory --jobs 3 --output-sync=target demo-check cargo-test test-setup
+	$(MAKE) --no-print-directory --jobs 4 --output-sync=target cargo-test profilers test-setup
 	$(PHASE) pytest $(BIN)/python -m pytest -q --numprocesses $(TEST_WORKERS) --dist loadfile \
 	    --no-loadscope-reorder
 	@echo "phase total (make test): $$(( $$(date +%s) - $(STARTED) )) s"
 
 # the venv's mysqlclient builds against libmariadb-dev: the Debian packages come first
 test-setup: deps-debian
-	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory venv
+	$(MAKE) --no-print-directory --output-sync=target demo-check lint
 
 ## make checks: ruff, mypy and the Rust engine's own tests
 checks: lint cargo-test
 
 # (cargo without make's jobserver flags: it takes its own jobs, as when run alone; cargo
-# locks target/debug for this build and target/release for the venv's and the demo
-# check's, so it runs beside them)
+# locks target/debug for this build, target/release for the venv's and the demo check's:
+# it runs beside them)
 cargo-test:
 	cd native/loadgen && env -u MAKEFLAGS -u MFLAGS $(PHASE) cargo-test cargo test --quiet
 
 deps-debian:
 	$(PHASE) debian-packages bash scripts/install-debian-deps.sh
+
+# perf and inferno for --profile (test_profiles); after the Debian packages: its apt-get
+# must not run beside theirs
+profilers: deps-debian
 	$(PHASE) profilers bash scripts/install-profilers.sh
 
 lint: venv
