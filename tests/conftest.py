@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -96,11 +97,14 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     else:
         gate, lock = (os.open(Path(shared) / name, os.O_WRONLY | os.O_CREAT, 0o644)
                       for name in ("gate", "lock"))
-        # the wait is outside every phase, so outside its file's weight (_file_seconds)
+        # the wait is outside every phase, so outside its file's weight (_file_seconds);
+        # the controller adds the waits up for the summary (_LOCK_WAIT)
+        started = time.monotonic()
         fcntl.flock(gate, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         if not exclusive:
             fcntl.flock(gate, fcntl.LOCK_UN)
+        item.user_properties.append((_LOCK_WAIT, time.monotonic() - started))
     keep = False
     try:
         yield
@@ -121,6 +125,9 @@ def _is_exclusive(item: pytest.Item | None) -> bool:
 
 #: the gate and the lock, held exclusively from one exclusive test to the next in a row
 _kept: list[tuple[int, int]] = []
+_LOCK_WAIT = "dbstand-lock-wait-s"
+#: seconds the workers waited for the lock: [exclusive tests, the others]
+_lock_waits = [0.0, 0.0]
 
 
 # --- the order the two workers take files in ------------------------------------------------
@@ -155,6 +162,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         return   # the controller (or a one-process run) adds them up
     file = _test_file(report.nodeid)
     _file_seconds[file] = _file_seconds.get(file, 0.0) + report.duration
+    if report.when == "setup":
+        waited = sum(v for k, v in report.user_properties
+                     if k == _LOCK_WAIT and isinstance(v, float))
+        _lock_waits[0 if "exclusive" in report.keywords else 1] += waited
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -181,9 +192,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         return
     slowest = sorted(_file_seconds.items(), key=lambda item: -item[1])[:12]
     terminalreporter.write_sep("=", f"slowest {len(slowest)} files (s, waits for "
-                                    "exclusive tests left out)")
+                                    "the lock left out)")
     for file, seconds in slowest:
         terminalreporter.write_line(f"{seconds:8.1f}  {file}")
+    # an exclusive test waits for every other worker's test to end, and the others wait
+    # for it: the cores those waits leave idle
+    terminalreporter.write_line(f"waits for the lock (s): exclusive tests {_lock_waits[0]:.0f}, "
+                                f"the others {_lock_waits[1]:.0f}")
 
 
 @pytest.fixture(scope="session")
