@@ -8,8 +8,15 @@ DEMO_STAMP := $(VENV)/.demo
 # The native HTTP load engine is Rust, built by pip through maturin: cargo must be found.
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 NATIVE := $(wildcard native/loadgen/Cargo.toml native/loadgen/Cargo.lock native/loadgen/src/*.rs)
+# Each phase of `make test` prints its wall time (scripts/phase.sh), the whole its total.
+PHASE := bash $(CURDIR)/scripts/phase.sh
+STARTED := $(shell date +%s)
+# pytest-xdist workers: the tests wait on servers much of the time, so a third worker
+# fills the two cores; timing-sensitive tests are marked `exclusive` and run alone.
+TEST_WORKERS ?= 3
 
-.PHONY: demo demo-check test checks venv deps-debian lint bench clean
+.PHONY: demo demo-check test test-setup checks cargo-test venv deps-debian profilers lint \
+	bench test-profile clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,12 +27,12 @@ $(BIN)/python:
 # Drivers that build against system libraries (mysqlclient) are not in it: `make test`
 # installs them after the Debian packages they need.
 $(DEMO_STAMP): pyproject.toml $(NATIVE) | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[demo]'
+	$(PHASE) demo-venv $(BIN)/pip install --quiet -e '.[demo]'
 	touch $(DEMO_STAMP)
 
 # Reinstall when the project's metadata or the native engine's sources change.
 $(STAMP): pyproject.toml $(NATIVE) | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[all,test]'
+	$(PHASE) venv $(BIN)/pip install --quiet -e '.[all,test]'
 	touch $(STAMP) $(DEMO_STAMP)
 
 venv: $(STAMP)
@@ -36,28 +43,47 @@ demo: $(DEMO_STAMP)
 
 ## make demo-check: `make demo` in a fresh clone with the system's build libraries hidden
 demo-check:
-	bash scripts/demo-check.sh
+	$(PHASE) demo-check bash scripts/demo-check.sh
 
 ## make test: install what the tests need (Debian packages too), run every test
-# The fresh-clone demo check runs beside ruff, mypy and cargo test (two jobs, each job's
-# output printed whole when it ends): the demo's pip install and its engine's LTO build
-# use about one core, the static checks the other; pytest starts once both are done.
-test: deps-debian venv
-	$(MAKE) --no-print-directory --jobs 2 --output-sync=target demo-check checks
-	$(BIN)/python -m pytest -q --numprocesses 2 --dist loadfile --no-loadscope-reorder
+# Jobs, each one's output printed whole when it ends: the engine's cargo test from the
+# start; after the Debian packages, the profilers' build (inferno, minutes on a new
+# machine) beside the venv; then the fresh-clone demo check beside ruff and mypy. The demo
+# check reuses the venv's cargo build of the engine's dependencies, so it comes after it
+# (two maturin builds at once in one target folder break each other's wheel). A new
+# machine's apt and pip downloads and the engine's single-threaded LTO link leave a core
+# free for the builds beside them. pytest starts once all are done.
+test:
+	$(MAKE) --no-print-directory --jobs 4 --output-sync=target cargo-test profilers test-setup
+	$(PHASE) pytest $(BIN)/python -m pytest -q --numprocesses $(TEST_WORKERS) --dist loadfile \
+	    --no-loadscope-reorder
+	@echo "phase total (make test): $$(( $$(date +%s) - $(STARTED) )) s"
+
+# the venv's mysqlclient builds against libmariadb-dev: the Debian packages come first
+test-setup: deps-debian
+	$(MAKE) --no-print-directory venv
+	$(MAKE) --no-print-directory --output-sync=target demo-check lint
 
 ## make checks: ruff, mypy and the Rust engine's own tests
-# (cargo without make's jobserver flags: it takes its own jobs, as when run alone)
-checks: lint
-	cd native/loadgen && env -u MAKEFLAGS -u MFLAGS cargo test --quiet
+checks: lint cargo-test
+
+# (cargo without make's jobserver flags: it takes its own jobs, as when run alone; cargo
+# locks target/debug for this build, target/release for the venv's and the demo check's:
+# it runs beside them)
+cargo-test:
+	cd native/loadgen && env -u MAKEFLAGS -u MFLAGS $(PHASE) cargo-test cargo test --quiet
 
 deps-debian:
-	bash scripts/install-debian-deps.sh
-	bash scripts/install-profilers.sh
+	$(PHASE) debian-packages bash scripts/install-debian-deps.sh
+
+# perf and inferno for --profile (test_profiles); after the Debian packages: its apt-get
+# must not run beside theirs
+profilers: deps-debian
+	$(PHASE) profilers bash scripts/install-profilers.sh
 
 lint: venv
-	$(BIN)/ruff check src tests bench
-	$(BIN)/mypy
+	$(PHASE) ruff $(BIN)/ruff check src tests bench
+	$(PHASE) mypy $(BIN)/mypy
 
 bench: venv deps-debian
 	$(BIN)/python bench/harness_overhead
@@ -65,6 +91,12 @@ bench: venv deps-debian
 	$(BIN)/python bench/cli_startup
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python bench/default_suite --runs 3
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python bench/data_load
+
+## make test-profile: keep the last whole run's seconds per test file in the repository
+# (tests/file-seconds.json): a fresh clone has no pytest cache, and its workers take the
+# files longest first by this profile (tests/conftest.py)
+test-profile:
+	python3 -m json.tool --sort-keys .pytest_cache/v/dbstand/file-seconds > tests/file-seconds.json
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache report.html

@@ -6,12 +6,14 @@ import contextlib
 import fcntl
 import gc
 import io
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -82,33 +84,62 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     from waiting forever: flock gives a waiting exclusive lock no priority, so the other
     worker's next test could always take the shared lock first. A test passes the gate
     to take its lock; an exclusive test holds the gate from before it waits until it is
-    done.
+    done. Exclusive tests in a row on one worker (a file of them) keep both between them:
+    the other workers drain their tests once for the row, not once a test.
     """
     shared = os.environ.get(SHARED_ENV)
     if shared is None or "PYTEST_XDIST_WORKER" not in os.environ:
         yield
         return
-    exclusive = item.get_closest_marker("exclusive") is not None
-    with open(Path(shared) / "gate", "a") as gate, open(Path(shared) / "lock", "a") as lock:
-        # the wait is outside every phase, so outside its file's weight (_file_seconds)
+    exclusive = _is_exclusive(item)
+    if _kept:   # the previous test was exclusive, and so is this one (its nextitem)
+        gate, lock = _kept.pop()
+    else:
+        gate, lock = (os.open(Path(shared) / name, os.O_WRONLY | os.O_CREAT, 0o644)
+                      for name in ("gate", "lock"))
+        # the wait is outside every phase, so outside its file's weight (_file_seconds);
+        # the controller adds the waits up for the summary (_LOCK_WAIT)
+        started = time.monotonic()
         fcntl.flock(gate, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         if not exclusive:
             fcntl.flock(gate, fcntl.LOCK_UN)
-        try:
-            yield
-        finally:
+        item.user_properties.append((_LOCK_WAIT, time.monotonic() - started))
+    keep = False
+    try:
+        yield
+        keep = exclusive and _is_exclusive(nextitem)
+    finally:
+        if keep:
+            _kept.append((gate, lock))
+        else:
             fcntl.flock(lock, fcntl.LOCK_UN)
             fcntl.flock(gate, fcntl.LOCK_UN)
+            os.close(lock)
+            os.close(gate)
+
+
+def _is_exclusive(item: pytest.Item | None) -> bool:
+    return item is not None and item.get_closest_marker("exclusive") is not None
+
+
+#: the gate and the lock, held exclusively from one exclusive test to the next in a row
+_kept: list[tuple[int, int]] = []
+_LOCK_WAIT = "dbstand-lock-wait-s"
+#: seconds the workers waited for the lock: [exclusive tests, the others]
+_lock_waits = [0.0, 0.0]
 
 
 # --- the order the two workers take files in ------------------------------------------------
 # `--dist loadfile` hands out whole files from one queue, in collection order (the Makefile
 # turns off xdist's own reordering by test count). A long file taken last leaves the other
 # worker idle for its whole length, so the files go longest first, by what each took in
-# the last run (pytest's cache, written by the controller). A file the cache does not know
-# yet goes first, in collection order: its cost is unknown.
+# the last run (pytest's cache, written by the controller). A fresh clone (CI) has no cache
+# yet: it takes the profile kept in the repository, tests/file-seconds.json (a copy of the
+# cache's figures after a whole run: `make test-profile` refreshes it). A file neither
+# knows goes first, in collection order: its cost is unknown.
 _FILE_SECONDS_KEY = "dbstand/file-seconds"
+_KEPT_PROFILE = Path(__file__).parent / "file-seconds.json"
 _file_seconds: dict[str, float] = {}
 
 
@@ -117,10 +148,11 @@ def _test_file(nodeid: str) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    cache = getattr(config, "cache", None)   # None with -p no:cacheprovider
-    if "PYTEST_XDIST_WORKER" not in os.environ or cache is None:
+    if "PYTEST_XDIST_WORKER" not in os.environ:
         return   # one process: the order does not change its wall time
-    last: dict[str, float] = cache.get(_FILE_SECONDS_KEY, {})
+    cache = getattr(config, "cache", None)   # None with -p no:cacheprovider
+    last: dict[str, float] = (cache.get(_FILE_SECONDS_KEY, {}) if cache is not None
+                              else {}) or json.loads(_KEPT_PROFILE.read_text())
     # a stable sort: a file's tests stay together and in their order
     items.sort(key=lambda item: -last.get(_test_file(item.nodeid), float("inf")))
 
@@ -130,6 +162,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         return   # the controller (or a one-process run) adds them up
     file = _test_file(report.nodeid)
     _file_seconds[file] = _file_seconds.get(file, 0.0) + report.duration
+    if report.when == "setup":
+        waited = sum(v for k, v in report.user_properties
+                     if k == _LOCK_WAIT and isinstance(v, float))
+        _lock_waits[0 if "exclusive" in report.keywords else 1] += waited
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -150,14 +186,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The slowest files of a two-worker run: where the suite's time goes, run after run."""
+    """The slowest files of a run under pytest-xdist: where the suite's time goes, run after
+    run."""
     if "PYTEST_XDIST_WORKER" in os.environ or os.environ.get(SHARED_ENV) is None:
         return
     slowest = sorted(_file_seconds.items(), key=lambda item: -item[1])[:12]
     terminalreporter.write_sep("=", f"slowest {len(slowest)} files (s, waits for "
-                                    "exclusive tests left out)")
+                                    "the lock left out)")
     for file, seconds in slowest:
         terminalreporter.write_line(f"{seconds:8.1f}  {file}")
+    # an exclusive test waits for every other worker's test to end, and the others wait
+    # for it: the cores those waits leave idle
+    terminalreporter.write_line(f"waits for the lock (s): exclusive tests {_lock_waits[0]:.0f}, "
+                                f"the others {_lock_waits[1]:.0f}")
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dbstand.targets.managed import ServerRecord
-from dbstand.targets.run_lock import RunLocked
+from dbstand.targets.run_lock import RunLocked, advisory_key
 from dbstand.targets.sqlite.lock import sqlite_lock_path
 from dbstand.targets.url import TargetURL, parse_target_url
 from dbstand.workloads.run_lock import run_lock
@@ -96,24 +96,34 @@ def test_a_killed_run_frees_a_postgresql_lock(pg: ServerRecord, tmp_path: Path) 
     first = start_cli(*LONG, "--target", target.secret(), "--stack", "psycopg",
                       "--prefix", "dbskill_", "-o", str(tmp_path / "r.jsonl"), cwd=tmp_path)
 
+    from dbstand.drivers import psycopg
+
+    # Looked up in pg_locks, not taken: a probe that took the lock now and then could
+    # hold it at the moment the run tries it, and the run would refuse and end.
+    key = advisory_key(target, "dbskill_") & 0xFFFF_FFFF_FFFF_FFFF  # the oids' unsigned halves
+
     def locked() -> bool:
-        try:
-            with run_lock(target, "dbskill_"):
-                return False
-        except RunLocked:
-            return True
+        with psycopg.connect(target) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+                " AND database = (SELECT oid FROM pg_database WHERE datname ="
+                " current_database()) AND classid = %s AND objid = %s AND objsubid = 1",
+                (key >> 32, key & 0xFFFF_FFFF)).fetchone()
+        return row is not None and row[0] > 0
 
     try:
         _wait_for(locked, 120, "the run's advisory lock")
+        with pytest.raises(RunLocked), run_lock(target, "dbskill_"):
+            pass  # the lock seen is the one a run takes
         first.proc.kill()
         first.wait(30)
         _wait_for(lambda: not locked(), 30, "the server to free the dead run's lock")
+        with run_lock(target, "dbskill_"):
+            pass
         assert orphans(first.tag) == []
     finally:
         if first.proc.poll() is None:
             first.proc.kill()
             first.wait(30)
-        from dbstand.drivers import psycopg
-
         with psycopg.connect(target) as conn:  # what the killed run left
             conn.execute("DROP TABLE IF EXISTS dbskill_kv, dbskill_owned")

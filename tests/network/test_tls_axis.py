@@ -57,14 +57,17 @@ def test_tls_axis_on_a_static_stack(mariadb_url: str, tmp_path: Path) -> None:
     assert orphans(tag) == []
 
 
-def _front_of(pid: int) -> psutil.Process | None:
+def _front_of(pid: int) -> tuple[psutil.Process, Path] | None:
     """The TLS terminator (nginx, which empties its environment, so no tag finds it)
-    started by the dbstand process `pid`."""
+    started by the dbstand process `pid`, and its folder. nginx rewrites its command line
+    ("nginx: master process nginx -p FOLDER ..."): a read in the middle of that finds
+    no folder, and the next poll reads it again."""
     with contextlib.suppress(psutil.Error):
         for child in psutil.Process(pid).children():
             with contextlib.suppress(psutil.Error):
-                if any(FRONT_FOLDER in arg for arg in child.cmdline()):
-                    return child
+                found = re.search(rf"-p (\S*{FRONT_FOLDER}\S*)", " ".join(child.cmdline()))
+                if found:
+                    return child, Path(found.group(1))
     return None
 
 
@@ -74,12 +77,11 @@ def test_sigterm_stops_the_terminator(mariadb_url: str, tmp_path: Path) -> None:
                     mariadb_url, "--prefix", "dbs_tls_", "--tls", "on",
                     "-o", str(tmp_path / "w.jsonl"))
     deadline = time.monotonic() + 60
-    while (front := _front_of(run.proc.pid)) is None:
+    while (found := _front_of(run.proc.pid)) is None:
         assert run.proc.poll() is None, run.proc.stderr.read() if run.proc.stderr else ""
         assert time.monotonic() < deadline, "the TLS terminator never started"
         time.sleep(0.2)
-    # nginx rewrites its command line ("nginx: master process nginx -p FOLDER ...")
-    folder = Path(re.search(r"-p (\S+)", " ".join(front.cmdline())).group(1))  # type: ignore[union-attr]
+    front, folder = found
     assert folder.name.startswith(FRONT_FOLDER) and (folder / "cert.pem").exists()
     workers = front.children()
     time.sleep(1.0)  # the load is under way through it
