@@ -3,7 +3,7 @@ checked before each stack is measured (the shared session FerretDB, 200 posts).
 
 The study of 2026-11-27 failed every stack after the first: each stack's start checked
 the loaded set again with a `count`, which FerretDB 1.x answers by reading every
-document (10-20 s for 1,000,000 on SQLite), and the loader's client gave an answer
+document (over 10 s for 1,000,000 on SQLite), and the loader's client gave an answer
 the 10 s connect limit. These tests hold the three parts of the fix on a small set: the
 set is checked once per run, the loader's client waits the read limit for an answer,
 and the bulk path keeps the first page first in natural order.

@@ -20,7 +20,7 @@ SQL twin (byte order, the "C" collation) is therefore the same order, and
 Loading is untimed but reported (documents/s). A loaded set is reused while the
 meta record (`<prefix>docquery_meta`) says it has the same size, seed and format and
 the collection holds that many documents. That count is a full scan on FerretDB 1.x
-(its `count` reads every document; about 10-20 s for 1,000,000 on SQLite), so a
+(its `count` reads every document: over 10 s for 1,000,000 on SQLite here), so a
 statement may take longer than connecting: the client waits the read limit
 (DBSTAND_READ_TIMEOUT) for an answer, the connect limit only for the connection.
 """
