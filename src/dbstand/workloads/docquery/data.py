@@ -7,16 +7,22 @@ text, created timestamp)` with the ObjectId as 24 lowercase hex digits.
 
 Why the same 30 come back everywhere: ids are generated strictly increasing (a
 timestamp that grows every 1,024 documents, a fixed 5-byte "machine" part, a counter
-that wraps only at a timestamp step) and inserted in that order, in order
-(`ordered=True`). A MongoDB-wire server with no sort returns documents in natural
-(insertion) order: FerretDB's SQLite backend scans by rowid, its PostgreSQL backend
-reads a freshly filled heap front to back, and MongoDB itself returns insertion
-order for an untouched collection. `ORDER BY id` on the SQL twin (byte order, the
-"C" collation) is therefore the same order, and `find(limit=30)` and `SELECT ...
-ORDER BY id LIMIT 30` give the same 30 documents; `verify.py` checks it.
+that wraps only at a timestamp step) and the first batch is inserted alone, in
+order, before the rest goes in parallel (`insert_parallel`: later batches may land in
+any order, the first page is always first). A MongoDB-wire server with no sort
+returns documents in natural (insertion) order: FerretDB's SQLite backend scans by
+rowid, its PostgreSQL backend reads a freshly filled heap front to back, and MongoDB
+itself returns insertion order for an untouched collection. `ORDER BY id` on the
+SQL twin (byte order, the "C" collation) is therefore the same order, and
+`find(limit=30)` and `SELECT ... ORDER BY id LIMIT 30` give the same 30 documents;
+`verify.py` checks it.
 
 Loading is untimed but reported (documents/s). A loaded set is reused while the
-meta record (`<prefix>docquery_meta`) says it has the same size, seed and format.
+meta record (`<prefix>docquery_meta`) says it has the same size, seed and format and
+the collection holds that many documents. That count is a full scan on FerretDB 1.x
+(its `count` reads every document: over 10 s for 1,000,000 on SQLite here), so a
+statement may take longer than connecting: the client waits the read limit
+(DBSTAND_READ_TIMEOUT) for an answer, the connect limit only for the connection.
 """
 
 from __future__ import annotations
@@ -162,10 +168,17 @@ def insert_parallel(coll: Any, docs: Iterable[dict[str, Any]], *, batch: int = B
                     progress: Callable[[int], None] | None = None) -> int:
     """A MongoDB-wire server's bulk path: insert_many(ordered=False) of `batch`
     documents, `connections` calls in flight on the client's pool (the server parses
-    and stores one batch while the next is encoded); at most twice that many batches
+    and stores one batch while the next is encoded) after the first batch, which goes
+    alone so that it comes first in natural order; at most twice that many batches
     held in memory. Returns the documents inserted; a failed batch fails the load."""
-    done = 0
     it = iter(docs)
+    # the first batch alone: calls in flight interleave on the server, and the first
+    # page must be the first in natural order (the module's docstring says why)
+    done = 0
+    if first := list(islice(it, batch)):
+        done = len(coll.insert_many(first, ordered=False).inserted_ids)
+        if progress:
+            progress(done)
     with ThreadPoolExecutor(max_workers=connections) as pool:
         pending: set[Future[Any]] = set()
         while chunk := list(islice(it, batch)):
@@ -268,11 +281,14 @@ def drop_postgresql(conn: Any, prefix: str = DEFAULT_PREFIX) -> None:
 def _open_mongo(url: TargetURL) -> Iterator[Any]:
     import pymongo
 
-    from dbstand.drivers import connect_timeout_s, open_with
+    from dbstand.drivers import connect_timeout_s, open_with, read_timeout_s
 
-    limit_ms = connect_timeout_s() * 1000
-    client: Any = pymongo.MongoClient(url.secret(), serverSelectionTimeoutMS=limit_ms,
-                                      connectTimeoutMS=limit_ms, socketTimeoutMS=limit_ms)
+    connect_ms = connect_timeout_s() * 1000
+    # the read limit for answers: the reuse check's count scans every document on
+    # FerretDB, far longer than a connect takes (the module's docstring)
+    client: Any = pymongo.MongoClient(url.secret(), serverSelectionTimeoutMS=connect_ms,
+                                      connectTimeoutMS=connect_ms,
+                                      socketTimeoutMS=read_timeout_s() * 1000)
     try:
         # pymongo connects lazily: a refusing or silent server fails here, one line
         open_with(lambda: client.admin.command("ping"), url)
