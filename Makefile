@@ -53,11 +53,15 @@ demo-check:
 # (two maturin builds at once in one target folder break each other's wheel). A new
 # machine's apt and pip downloads and the engine's single-threaded LTO link leave a core
 # free for the builds beside them. pytest starts once all are done.
+# The phases' lines are printed again at the end (PHASE_LOG), pass or fail.
+test: export PHASE_LOG := $(CURDIR)/.make-test-phases
 test:
+	@: > $(PHASE_LOG)
 	$(MAKE) --no-print-directory --jobs 4 --output-sync=target cargo-test profilers test-setup
-	$(PHASE) pytest $(BIN)/python -m pytest -q --numprocesses $(TEST_WORKERS) --dist loadfile \
-	    --no-loadscope-reorder
-	@echo "phase total (make test): $$(( $$(date +%s) - $(STARTED) )) s"
+	@$(PHASE) pytest $(BIN)/python -m pytest -q --numprocesses $(TEST_WORKERS) --dist loadfile \
+	    --no-loadscope-reorder; status=$$?; \
+	  echo "phases of this make test:"; cat $(PHASE_LOG); \
+	  echo "phase total (make test): $$(( $$(date +%s) - $(STARTED) )) s"; exit $$status
 
 # the venv's mysqlclient builds against libmariadb-dev: the Debian packages come first
 test-setup: deps-debian

@@ -110,7 +110,7 @@ def test_network_fault_fails_the_case_cleanly(workload: str, fault: str, mariadb
             run.wait(30)
     assert result.code == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stdout + result.stderr
-    assert elapsed < 90, f"the run took {elapsed:.0f} s after the fault"
+    assert elapsed < 90, f"the run took {elapsed:.0f} s after the fault: {result.stdout}"
     header, *body, footer = [json.loads(line) for line in out.read_text().splitlines()]
     assert header["type"] == "run" and footer["type"] == "run_end"
     assert footer["status"] == "complete-with-failures" and footer["failed"] == 1

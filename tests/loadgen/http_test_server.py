@@ -15,6 +15,8 @@ Paths:
   /use?ticket=T       200 {"status": "success"} once per issued ticket, else
                       200 {"status": "bad_ticket"}
   /__stall?ms=M&after_ms=A   every request in [now+A, now+A+M] waits until its end
+  /__fail?code=C&after_ms=A  every request from now+A on answers status C (a stack
+                      whose database went away), until /__reset
   /__stats            JSON counters
   /__reset            zero the counters
 """
@@ -42,6 +44,9 @@ class State:
         self.next_ticket = 1
         self.stall_from = 0.0
         self.stall_until = 0.0
+        #: /__fail: the status every request answers from `fail_from` on (0: none)
+        self.fail_code = 0
+        self.fail_from = 0.0
 
     def count(self, path: str) -> None:
         with self.lock:
@@ -100,6 +105,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         STATE.wait_out_stall()
         STATE.count(path)
+        if STATE.fail_code and time.monotonic() >= STATE.fail_from:
+            self._send(STATE.fail_code, b"failing")
+            return
         if path == "/hello":
             self._send(200, b"hello")
         elif path == "/chunked":
@@ -143,13 +151,18 @@ class Handler(BaseHTTPRequestHandler):
                 STATE.stall_from = now + int(query.get("after_ms", "0")) / 1000
                 STATE.stall_until = STATE.stall_from + int(query.get("ms", "0")) / 1000
             self._json({"ok": True})
+        elif path == "/__fail":
+            with STATE.lock:
+                STATE.fail_from = time.monotonic() + int(query.get("after_ms", "0")) / 1000
+                STATE.fail_code = int(query.get("code", "500"))
+            self._json({"ok": True})
         elif path == "/__stats":
             with STATE.lock:
                 self._json({"requests": STATE.requests, "connections": STATE.connections,
                             "paths": STATE.paths, "used": STATE.used})
         elif path == "/__reset":
             with STATE.lock:
-                STATE.requests = STATE.connections = STATE.used = 0
+                STATE.requests = STATE.connections = STATE.used = STATE.fail_code = 0
                 STATE.paths = {}
             self._json({"ok": True})
         else:

@@ -5,6 +5,11 @@ answers, and each run is exactly its planned number of requests."""
 
 from __future__ import annotations
 
+import time
+
+import pytest
+
+from dbstand.errors import CaseFailed
 from dbstand.workloads.http_load import LoadPlan, measure
 
 from .conftest import TestServer
@@ -38,3 +43,22 @@ def test_runs_by_count_last_the_minimum_time(test_server: TestServer) -> None:
     m = measure(test_server.url("/sleep?ms=100"), plan, test_server.proc.pid)
     assert m["repeats"] == 3 and m["requests"] == m["successes"] > 3 * 4
     assert all(s >= 0.5 for s in m["run_s"]), m["run_s"]
+
+
+@pytest.mark.parametrize("by_count", [False, True])
+def test_errors_in_the_warm_up_fail_the_case_there(test_server: TestServer,
+                                                   by_count: bool) -> None:
+    """A stack that starts answering 500 during the warm-up (its database gone) fails
+    the case in the warm-up step that saw it. Before, the warm-up went on and the first
+    run was sized from the collapsed rate of successes (5,000 requests at 20/s: over
+    four minutes of errors before the case could fail)."""
+    test_server.control("/__fail?code=500&after_ms=700")
+    plan = LoadPlan(connections=1, requests=5000, repeats=2, max_repeats=3, min_run_s=0.3,
+                    warmup_s=1.5, max_warmup_s=20.0, warmup_step_s=0.5, interval_s=0,
+                    by_count=by_count, pin=False)
+    started = time.monotonic()
+    with pytest.raises(CaseFailed, match=r"^in the warm-up: \d+ of \d+ requests failed"):
+        measure(test_server.url("/hello"), plan, test_server.proc.pid)
+    # the step that met the errors ends the case, long before max_warmup_s
+    assert time.monotonic() - started < plan.max_warmup_s / 2
+    assert test_server.stats()["paths"]["/hello"] > 0

@@ -24,8 +24,9 @@ Every part runs where the placement table (`modes/pinning.py`) puts it: the gene
 of the stack's whole tree and of the database server's are read, so cost is per request
 of exactly the measured window. The figure is the mean of the runs with its Student-t
 95% interval; latency comes from the runs' HDR histograms merged exactly. Answers that
-are not 2xx and socket errors are counted apart and never as successes; a run whose
-errors exceed `max_error_rate` fails the case. Each run's time series goes to the
+are not 2xx and socket errors are counted apart and never as successes; a warm-up step
+or a run whose errors exceed `max_error_rate` fails the case (a step's, at once: runs
+are sized from its rate of successes). Each run's time series goes to the
 record's `series`, one list of intervals per run; the warm-up is not in it.
 """
 
@@ -222,6 +223,9 @@ def _warm_up(url: str, plan: LoadPlan, cluster: ClusterSession | None) -> dict[s
         step = _counted_step(plan, result.successes_per_s) or timed
         spent = time.perf_counter() - began
         requests += result.requests
+        # a step of errors fails the case at once: its rate of successes is no rate of
+        # the stack's, and a run sized from it (requests / rate) could last minutes
+        _check_errors([result], plan, during="in the warm-up: ")
         per_request.append(1.0 / result.successes_per_s if result.successes_per_s > 0
                            else float("inf"))
         if spent >= plan.max_warmup_s:
@@ -406,15 +410,16 @@ def handshake_cost(url: str, plan: LoadPlan, front: TreeCpu) -> dict[str, Any]:
     return out
 
 
-def _check_errors(runs: list[LoadResult], plan: LoadPlan) -> None:
+def _check_errors(runs: list[LoadResult], plan: LoadPlan, during: str = "") -> None:
     """More failed requests than the plan allows fails the case: those runs' figures
-    would count errors as service (and a run with no answer has no rate at all)."""
+    would count errors as service (and a run with no answer has no rate at all).
+    `during` names the phase in the message (the warm-up's steps are judged too)."""
     requests = sum(r.requests for r in runs)
     failed = requests - sum(r.successes for r in runs)
     error_rate = failed / requests if requests else 1.0
     if error_rate > plan.max_error_rate:
         last = runs[-1]
-        raise CaseFailed(f"{failed} of {requests} requests failed ({error_rate:.1%} > "
+        raise CaseFailed(f"{during}{failed} of {requests} requests failed ({error_rate:.1%} > "
                          f"{plan.max_error_rate:.1%}): status {dict(last.status_counts)}, "
                          f"socket errors {last.errors.total}")
 
