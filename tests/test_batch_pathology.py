@@ -40,10 +40,14 @@ def test_apis_without_a_key_predicate_are_left_out_with_a_note() -> None:
 
 @pytest.mark.exclusive  # growth exponents measured here are compared
 def test_the_pitfall_shown_and_flagged(cli, pg_url: str, tmp_path: Path) -> None:
+    """The sizes span 4x, as the study's do: the cast path's time per row already
+    grows with the table there (exponent 1.7-1.8 measured on 2026-11-27, the keyed
+    path's 1.0-1.2), while 4,000 rows (2.7 s a run for the cast path) cost most of
+    the test's time and showed nothing more."""
     out = tmp_path / "r.jsonl"
     res = cli("run", "batch", "--target", pg_url, "--stack", "psycopg2",
               "--api", "executemany,execute_values", "--op", "insert,delete",
-              "--rows", "1000,2000,4000", "--large-rows", "4000", "--key-predicate",
+              "--rows", "500,1000,2000", "--large-rows", "2000", "--key-predicate",
               "index,cast", "--no-limit", "-o", str(out), *FAST)
     assert res.code == 0, res.stderr
     recs = case_records(out)
@@ -68,11 +72,11 @@ def test_the_pitfall_shown_and_flagged(cli, pg_url: str, tmp_path: Path) -> None
     rows = [r for r in payload["rows"] if r["op"] == "delete" and r["key_predicate"] == "index"]
     assert all(r["vs_baseline"] == 1.0 for r in rows if r["api"] == "executemany")
     assert all(r["baseline"] == "psycopg2 executemany" for r in rows)
-    assert "delete, slowest first at 1,000 rows:" in res.stdout
+    assert "delete, slowest first at 500 rows:" in res.stdout
     ranking = payload["ranking"]
     assert any(key.endswith("[cast]") for key in ranking)
     first = next(v for k, v in ranking.items() if k.startswith("delete") and "[cast]" not in k)
-    assert set(first["slowest_first_by_rows"]) == {"1000", "2000", "4000"}
+    assert set(first["slowest_first_by_rows"]) == {"500", "1000", "2000"}
     assert "vs executemany" in res.stdout
 
 

@@ -26,7 +26,7 @@ def test_kv_run_records_a_series_with_pauses_and_warmup(cli, tmp_path: Path) -> 
     every timed operation's latency is in an interval."""
     out = tmp_path / "r.jsonl"
     res = cli("run", "kv", "--target", f"sqlite:///{tmp_path / 'kv.db'}", "--op",
-              "select,update", "--revs", "300", "--rows", "500", "--warmup", "2",
+              "select,update", "--revs", "100", "--rows", "500", "--warmup", "2",
               "--min-iterations", "4", "--max-iterations", "4",
               "--pause", "0.15", "--latency", "all", "--interval", "0.2", "-o", str(out))
     assert res.code == 0, res.stderr

@@ -22,6 +22,10 @@ from typing import Any
 
 import pytest
 
+from dbstand.stacks.launcher import StackHandle, running_stack
+from dbstand.stacks.manifest import get_manifest
+from dbstand.workloads.webtech.verify import SERVED
+
 HERE = Path(__file__).parent
 
 
@@ -256,3 +260,18 @@ def nginx_h2(tmp_path: Path) -> Iterator[Nginx]:
     """nginx serving the same file over HTTP/2 on TLS (ALPN h2)."""
     with run_nginx(tmp_path / "nginx", tls=True, http2=True) as server:
         yield server
+
+
+#: webtech stack -> the page its served figure is checked on: the limit row's file, a
+#: program's hello (test_wrk_agreement.py, test_served_bytes.py)
+PAGES = {"static-nginx": "file", "go-nethttp": "hello"}
+
+
+@pytest.fixture(scope="module")
+def webtech_page(request: pytest.FixtureRequest) -> Iterator[tuple[StackHandle, str]]:
+    """The stack named by the test's (indirect) parameter, with 4 workers, and its
+    page's URL: one start per stack and module."""
+    name = request.param
+    with running_stack(get_manifest(name, "webtech"), workers=4,
+                       static_dir=SERVED.static_dir) as handle:
+        yield handle, f"{handle.base_url}/{PAGES[name]}"
