@@ -192,7 +192,8 @@ def _one_run(url: str, plan: LoadPlan, cluster: ClusterSession | None = None,
 
         load = run_http(cluster, url, connections=plan.connections, requests=plan.requests,
                         duration=plan.duration_s or (5.0 if plan.rate else None),
-                        rate=plan.rate, keepalive=plan.keepalive, interval_s=plan.interval_s)
+                        rate=plan.rate, keepalive=plan.keepalive, interval_s=plan.interval_s,
+                        max_failures=plan.max_failures)
         if shards is not None:
             shards.append(load)
         return load.result
