@@ -198,6 +198,19 @@ def test_http_load_is_shared_and_merged(session: ClusterSession, server: Server)
     assert record["total"]["requests"] == 2000
 
 
+def test_a_share_past_the_run_s_failures_stops(session: ClusterSession,
+                                               server: Server) -> None:
+    """Every answer a 500: each worker's share of 200,000 requests stops past the run's
+    bound of failures, and the merged result says the run was stopped there."""
+    server.reset()
+    load = run_http(session, server.url("/status/500"), connections=4, requests=200_000,
+                    max_failures=20)
+    assert load.result.failures_exceeded
+    assert all(w.result.failures_exceeded for w in load.workers)
+    assert load.result.successes == 0 and load.result.requests < 1_000
+    assert server.requests() < 1_000
+
+
 def test_open_loop_splits_the_rate(session: ClusterSession, server: Server) -> None:
     load = run_http(session, server.url(), connections=4, duration=1.5, rate=400.0)
     assert load.result.mode == "open" and load.result.rate == pytest.approx(400.0)

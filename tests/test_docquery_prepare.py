@@ -83,3 +83,39 @@ def test_bulk_load_keeps_the_first_page_first(ferret: TargetURL) -> None:
         finally:
             data.drop_mongo(db, prefix)
         assert f"{prefix}posts" not in db.list_collection_names()
+
+
+def commands_served(db: Any, name: str) -> int:
+    """`name` commands the FerretDB server has answered since it started."""
+    commands = db.command("serverStatus")["metrics"]["commands"]
+    return int(commands.get(name, {}).get("total", 0))
+
+
+def test_a_set_that_failed_to_load_fails_later_cases_at_once(cli, ferret: TargetURL,
+                                                             tmp_path: Path) -> None:
+    """A set that fails to load (here: its collection is someone else's) fails the
+    first case, and every later case on the same set at once with the same reason,
+    without asking the server again: a stalled FerretDB cost each case the read limit
+    (up to 600 s) before."""
+    prefix = "dbstand_dqfail_"
+    out = tmp_path / "d.jsonl"
+    with data.connected(ferret) as (_, db):
+        db.create_collection(f"{prefix}posts")  # not dbstand's: the loader refuses it
+        try:
+            before = commands_served(db, "ping")
+            res = cli("run", "docquery", "--stack",
+                      "docquery-tornado-pymongo,docquery-tornado-motor",
+                      "--target", ferret.secret(), "--size", str(SIZE), "--seed", str(SEED),
+                      "--prefix", prefix, "--test", "test2", "--connections", "new",
+                      "--load", "seed", "--repeats", "2", "-o", str(out))
+            pings = commands_served(db, "ping") - before
+        finally:
+            db.drop_collection(f"{prefix}posts")
+    assert res.code == 1, res.stderr + res.stdout[-2000:]
+    assert "Traceback" not in res.stdout + res.stderr
+    cases = [r for r in map(json.loads, out.read_text().splitlines()) if r["type"] == "case"]
+    assert [r["status"] for r in cases] == ["failed", "failed"]
+    first, later = (r["error"] for r in cases)
+    assert f"{prefix}posts" in first and "\n" not in first
+    assert later == f"the posts set failed to load or check earlier in this run: {first}"
+    assert pings == 1  # the loader's one connection: the later case did not try again

@@ -62,3 +62,45 @@ def test_errors_in_the_warm_up_fail_the_case_there(test_server: TestServer,
     # the step that met the errors ends the case, long before max_warmup_s
     assert time.monotonic() - started < plan.max_warmup_s / 2
     assert test_server.stats()["paths"]["/hello"] > 0
+
+
+@pytest.mark.parametrize("by_count", [False, True])
+def test_a_run_that_can_no_longer_pass_stops(test_server: TestServer, by_count: bool) -> None:
+    """A stack whose answers turn to 500 after the warm-up (its database gone mid-run):
+    the counted run sized for 200,000 requests (a minute and more here) stops once its
+    failures pass `max_error_rate` of them, and the case fails in one line saying so."""
+    plan = LoadPlan(connections=1, requests=200_000, repeats=2, max_repeats=3,
+                    min_run_s=0.3, warmup_s=0.6, max_warmup_s=0.6, warmup_step_s=0.3,
+                    interval_s=0, by_count=by_count, pin=False, max_error_rate=0.01)
+    test_server.control("/__fail?code=500&after_ms=1500")
+    started = time.monotonic()
+    with pytest.raises(CaseFailed, match=r"^\d+ of \d+ requests failed .*the run stopped "
+                                         r"there: status \{.*500: \d+"):
+        measure(test_server.url("/hello"), plan, test_server.proc.pid)
+    assert time.monotonic() - started < 10
+    assert test_server.stats()["paths"]["/hello"] < 100_000
+
+
+def test_the_bound_is_the_check_s_own() -> None:
+    """The engine's bound lets through exactly the failures `_check_errors` passes:
+    one more fails the case (the float comparison's edges included)."""
+    from dbstand.loadgen.result import ErrorCounts, LoadResult
+    from dbstand.workloads.http_load import _check_errors, allowed_failures
+
+    for rate in (0.0, 0.01, 0.07, 0.29, 0.5):
+        plan = LoadPlan(connections=1, max_error_rate=rate)
+        for requests in (1, 7, 100, 5000):
+            allowed = allowed_failures(rate, requests)
+            for failed, passes in ((allowed, True), (allowed + 1, False)):
+                if failed > requests:
+                    continue
+                run = LoadResult(requests=requests, successes=requests - failed,
+                                 status_counts={200: requests - failed, 500: failed},
+                                 errors=ErrorCounts(), check_failed=0, bytes=0,
+                                 body_bytes=0, histogram="")
+                try:
+                    _check_errors([run], plan)
+                    passed = True
+                except CaseFailed:
+                    passed = False
+                assert passed is passes, (rate, requests, failed)

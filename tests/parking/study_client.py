@@ -12,9 +12,12 @@ Exit 0 when all five tests pass (unittest's own summary on stderr).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import os
 import random
 import sys
+import time
 import unittest
 import urllib.error
 import urllib.parse
@@ -25,6 +28,28 @@ BASE_URL = ""
 
 SUCCESS, NA, BT = "success", "not_available", "bad_transaction"
 PARK_PREPAID, PARK_TICKET = "1333", "15001"   # 51/h and 60/h in the seed rows
+
+
+#: what makes this process's identities its own: its start (ms) and pid, fixed width
+#: (a later process with the same pid started later), then a counter. Random ids of
+#: 2**31, as the study's client drew them, meet ids that earlier runs left in the same
+#: tables (a user with an old balance is not fresh) with odds that grow as runs add up.
+_STAMP, _PID = time.time_ns() // 1_000_000, os.getpid()
+_COUNTER = itertools.count()
+
+
+def serial() -> tuple[int, int, int]:
+    """(start ms, pid, n): a triple no other call of any client on this machine gets."""
+    return _STAMP, _PID, next(_COUNTER)
+
+
+def _b36(n: int, width: int) -> str:
+    digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    out = ""
+    while n:
+        n, d = divmod(n, 36)
+        out = digits[d] + out
+    return out.rjust(width, "0")
 
 
 class ParkingTestCase(unittest.TestCase):
@@ -46,17 +71,28 @@ class ParkingTestCase(unittest.TestCase):
         self.assertRegex(ts, r"^[0-9]+\.[0-9]{3}$")
         return body
 
+    # each identity: a random head (spread over the index as random ids are), then the
+    # serial, which alone makes it unique; within the spec's sizes (user_eid str:64,
+    # plate_number str:32, transaction ids 4..64 characters)
+
     @staticmethod
     def user() -> str:
-        return str(random.randint(0, 2**31 - 1))
+        """Decimal digits: 9 random, 13 of start, 7 of pid (pid_max <= 2**22), counter."""
+        stamp, pid, n = serial()
+        return f"{random.randrange(10**9):09d}{stamp:013d}{pid:07d}{n}"
 
     @staticmethod
     def plate() -> str:
-        return "T" + "".join(random.choice("0123456789ABCEHKMOPTX") for _ in range(7))
+        """T, 4 random plate characters, then the serial in base 36 (at most ~25)."""
+        stamp, pid, n = serial()
+        head = "".join(random.choice("0123456789ABCEHKMOPTX") for _ in range(4))
+        return f"T{head}{_b36(stamp, 9)}{_b36(pid, 5)}{_b36(n, 1)}"
 
     @staticmethod
     def trans() -> str:
-        return "study-" + "".join(random.choice("0123456789abcdef") for _ in range(24))
+        """study-, 12 random hex digits, then the serial in hex."""
+        stamp, pid, n = serial()
+        return f"study-{random.getrandbits(48):012x}{stamp:011x}{pid:06x}{n:x}"
 
     def balance(self, user: str) -> str:
         return str(self.call("get_user_account", SUCCESS, user_id=user)["balance"])

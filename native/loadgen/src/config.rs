@@ -45,6 +45,8 @@ pub struct Options {
     pub http2: bool,
     /// HTTP/2: concurrent streams per connection.
     pub streams: usize,
+    /// Stop the run once more requests than this have failed (None: no bound).
+    pub max_failures: Option<u64>,
 }
 
 /// A validated run.
@@ -71,6 +73,9 @@ pub struct RunConfig {
     pub interval: Option<Duration>,
     /// Scenario in open loop: iterations started per second, over all virtual users.
     pub scenario_rate: Option<f64>,
+    /// A run that can no longer pass stops: once more requests than this have failed
+    /// (not 2xx, a failed check, a socket error, a timeout), over all threads.
+    pub max_failures: Option<u64>,
 }
 
 /// A refusal before the run: a bad option or an unreachable target.
@@ -249,6 +254,7 @@ impl RunConfig {
             h2,
             scenario_rate,
             interval: Some(series::DEFAULT_INTERVAL),
+            max_failures: o.max_failures,
         })
     }
 

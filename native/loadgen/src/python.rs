@@ -47,6 +47,7 @@ fn report_dict<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>>
     d.set_item("server", r.server.as_deref())?;
     d.set_item("doc_len", r.doc_len)?;
     d.set_item("first_check_error", r.first_check_error.as_deref())?;
+    d.set_item("failures_exceeded", r.failures_exceeded)?;
     d.set_item("run_id", &r.run_id)?;
     d.set_item("io", r.io)?;
     d.set_item("started_at", r.started_unix)?;
@@ -95,6 +96,8 @@ fn report_dict<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>>
 /// `interval`: width in seconds of the time series' intervals (`series` in the
 /// dict: per interval its start, width, successes, failures and latency
 /// histogram); 0 keeps no series (`series` is None).
+/// `max_failures`: the run stops once more requests than this have failed (not
+/// 2xx, a failed check, a socket error, a timeout); `failures_exceeded` says so.
 ///
 /// Raises ValueError for bad options, ConnectionError when nothing answers on
 /// the target port, KeyboardInterrupt when interrupted (the run is stopped at
@@ -104,7 +107,7 @@ fn report_dict<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>>
     url, *, connections, threads=None, requests=None, duration=None, keepalive=true,
     timeout=10.0, method="GET", headers=Vec::new(), body=Vec::new(), rate=None, scenario=None,
     interval=1.0, insecure=false, ca_file=None, tls_resume=true, tls_version=None, sni=None,
-    http2=false, streams=1,
+    http2=false, streams=1, max_failures=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
@@ -129,6 +132,7 @@ fn run<'py>(
     sni: Option<String>,
     http2: bool,
     streams: usize,
+    max_failures: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let options = Options {
         url,
@@ -152,6 +156,7 @@ fn run<'py>(
         },
         http2,
         streams,
+        max_failures,
     };
     let cfg = RunConfig::from_options(&options)
         .and_then(|c| c.with_interval(interval))

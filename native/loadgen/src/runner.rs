@@ -2,7 +2,7 @@
 //! current-thread tokio runtime; a common start instant; exact merge at the end.
 
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
@@ -42,6 +42,9 @@ pub struct Report {
     pub doc_len: Option<u64>,
     pub first_check_error: Option<String>,
     pub interrupted: bool,
+    /// The run's failures exceeded `max_failures`: it was stopped there (or, on
+    /// its last request, ended anyway), and its figures are a failed run's.
+    pub failures_exceeded: bool,
     pub run_id: String,
     /// The I/O loop that ran the connections: "io_uring" or "epoll" (tokio).
     pub io: &'static str,
@@ -122,6 +125,7 @@ fn worker(
     index: usize,
     cfg: Arc<RunConfig>,
     stop: Arc<AtomicBool>,
+    failures: Arc<AtomicU64>,
     gate: Arc<Gate>,
     run_id: Arc<str>,
     mut first: Option<std::net::TcpStream>,
@@ -151,7 +155,15 @@ fn worker(
         Mode::Scenario(s) => s.steps.len(),
         _ => 0,
     };
-    let shared = Rc::new(Shared::new(cfg.clone(), t0, stop, run_id, budget, steps));
+    let shared = Rc::new(Shared::new(
+        cfg.clone(),
+        t0,
+        stop,
+        failures,
+        run_id,
+        budget,
+        steps,
+    ));
     let io = if ring.is_some() { "io_uring" } else { "epoll" };
     match (ring, rt) {
         (Some(ring), _) => uring::closed_loop(&shared, ring, lo, hi, first.take()),
@@ -265,14 +277,16 @@ pub fn run(
     let cfg = Arc::new(cfg);
     let threads = cfg.threads;
     let stop = Arc::new(AtomicBool::new(false));
+    let failures = Arc::new(AtomicU64::new(0));
     let gate = Arc::new(Gate::default());
     let run_id: Arc<str> = Arc::from(new_run_id());
     let (tx, rx) = mpsc::channel();
     let mut handles = Vec::with_capacity(threads);
     for index in 0..threads {
-        let (cfg, stop, gate_w, run_id, tx) = (
+        let (cfg, stop, failures, gate_w, run_id, tx) = (
             cfg.clone(),
             stop.clone(),
+            failures.clone(),
             gate.clone(),
             run_id.clone(),
             tx.clone(),
@@ -281,7 +295,7 @@ pub fn run(
         let spawned = thread::Builder::new()
             .name(format!("loadgen-{index}"))
             .spawn(move || {
-                let r = worker(index, cfg, stop, gate_w, run_id, stream);
+                let r = worker(index, cfg, stop, failures, gate_w, run_id, stream);
                 let _ = tx.send(r);
             });
         match spawned {
@@ -332,6 +346,9 @@ pub fn run(
     }
     let mut report = merge(&cfg, results, interrupted, run_id.to_string());
     report.started_unix = started_unix;
+    report.failures_exceeded = cfg
+        .max_failures
+        .is_some_and(|max| failures.load(Ordering::Relaxed) > max);
     Ok(report)
 }
 
@@ -410,6 +427,7 @@ fn merge(
         doc_len,
         first_check_error,
         interrupted,
+        failures_exceeded: false,
         run_id,
         io,
         series,
@@ -562,6 +580,15 @@ mod tests {
         port
     }
 
+    /// Run `o` on io_uring or epoll: the report, and how long the run took.
+    fn run_on(o: &Options, uring: bool) -> (super::Report, Duration) {
+        let mut cfg = RunConfig::from_options(o).unwrap();
+        cfg.uring = uring;
+        let started = Instant::now();
+        let r = super::run(cfg, None, &mut || false).unwrap();
+        (r, started.elapsed())
+    }
+
     /// `duration` bounds the whole run: requests a silent server holds at the end
     /// are given up after `END_GRACE` and counted as timeouts (io_uring, epoll,
     /// open loop), far before their own timeout; a stop ends a run at once.
@@ -579,11 +606,7 @@ mod tests {
                 rate,
                 ..crate::testing::options(&format!("http://127.0.0.1:{port}/"))
             };
-            let mut cfg = RunConfig::from_options(&o).unwrap();
-            cfg.uring = uring;
-            let started = Instant::now();
-            let r = super::run(cfg, None, &mut || false).unwrap();
-            let took = started.elapsed();
+            let (r, took) = run_on(&o, uring);
             let what = format!("io={} rate={rate:?}", r.io);
             assert!(
                 took >= Duration::from_millis(300) + END_GRACE,
@@ -624,6 +647,65 @@ mod tests {
                 started.elapsed()
             );
             assert_eq!(r.stats.errors[3], 2, "uring={uring}: the two given up");
+        }
+    }
+
+    /// A run past its bound of failures stops at once and says so: non-2xx answers
+    /// (every 10th is a 404) and timeouts (a silent server) both count; a run within
+    /// its bound answers every request (io_uring and epoll).
+    #[test]
+    fn a_run_past_its_failures_stops() {
+        for uring in [true, false] {
+            let port = stalling_server(Duration::from_secs(3600), Duration::ZERO);
+            let url = format!("http://127.0.0.1:{port}/");
+            let run = |requests: u64, max: u64| {
+                let o = Options {
+                    connections: 2,
+                    threads: Some(1),
+                    requests: Some(requests),
+                    max_failures: Some(max),
+                    ..crate::testing::options(&url)
+                };
+                run_on(&o, uring).0
+            };
+            let within = run(200, 20);
+            assert_eq!(within.stats.requests(), 200, "uring={uring}");
+            assert_eq!(within.stats.requests() - within.stats.successes(), 20);
+            assert!(!within.failures_exceeded, "uring={uring}");
+            let cut = run(1_000_000, 5);
+            let failed = cut.stats.requests() - cut.stats.successes();
+            assert!(cut.failures_exceeded, "uring={uring}");
+            assert!(failed > 5, "uring={uring}: {failed}");
+            assert!(
+                cut.stats.requests() < 1_000,
+                "uring={uring}: {:?}",
+                cut.stats.requests()
+            );
+            assert!(!cut.interrupted, "uring={uring}");
+
+            // each request of a silent server waits its whole timeout: 1,000 of them
+            // on 2 connections would take 100 s, the bound of 3 ends it after 4
+            let port = silent_server();
+            let o = Options {
+                connections: 2,
+                threads: Some(1),
+                requests: Some(1_000),
+                timeout: 0.2,
+                max_failures: Some(3),
+                ..crate::testing::options(&format!("http://127.0.0.1:{port}/"))
+            };
+            let (r, took) = run_on(&o, uring);
+            assert!(r.failures_exceeded, "uring={uring}");
+            assert!(
+                took < Duration::from_secs(2),
+                "uring={uring}: took {took:?}"
+            );
+            assert_eq!(r.stats.successes(), 0);
+            assert!(
+                (4..=8).contains(&r.stats.errors[3]),
+                "uring={uring}: {:?}",
+                r.stats.errors
+            );
         }
     }
 

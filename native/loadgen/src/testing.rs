@@ -24,6 +24,7 @@ pub fn options(url: &str) -> Options {
         tls: Default::default(),
         http2: false,
         streams: 1,
+        max_failures: None,
     }
 }
 

@@ -7,7 +7,7 @@
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,6 +24,8 @@ pub struct Shared {
     pub t0: Instant,
     pub deadline: Option<Instant>,
     pub stop: Arc<AtomicBool>,
+    /// Failed requests over all threads, for the run's bound (`cfg.max_failures`).
+    pub failures: Arc<AtomicU64>,
     pub run_id: Arc<str>,
     budget: Option<Cell<u64>>,
     pub stats: RefCell<Stats>,
@@ -44,6 +46,7 @@ impl Shared {
         cfg: Arc<RunConfig>,
         t0: Instant,
         stop: Arc<AtomicBool>,
+        failures: Arc<AtomicU64>,
         run_id: Arc<str>,
         budget: Option<u64>,
         steps: usize,
@@ -54,6 +57,7 @@ impl Shared {
             cfg,
             t0,
             stop,
+            failures,
             run_id,
             budget: budget.map(Cell::new),
             stats: RefCell::new(Stats::new()),
@@ -134,6 +138,9 @@ impl Shared {
             }
             Err(f) => s.failure(*f),
         };
+        if !matches!(result, Ok(a) if (200..300).contains(&a.status)) {
+            self.failed();
+        }
         apply(&mut self.stats.borrow_mut());
         if let Some(i) = step {
             apply(&mut self.steps.borrow_mut()[i]);
@@ -148,8 +155,18 @@ impl Shared {
         }
     }
 
+    /// One more failed request: past the run's bound, the run stops as a Ctrl-C
+    /// stops it (no new request, those in flight given up), for it can no longer pass.
+    fn failed(&self) {
+        let n = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.cfg.max_failures.is_some_and(|max| n > max) {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// A 2xx answer that failed a scenario check.
     pub fn check_failed(&self, step: usize, why: String) {
+        self.failed();
         self.stats.borrow_mut().check_failed += 1;
         self.steps.borrow_mut()[step].check_failed += 1;
         if let Some(series) = &self.series {

@@ -127,6 +127,7 @@ def run_closed(
     tls: TlsSettings | None = None,
     http2: bool = False,
     streams: int = 1,
+    max_failures: int | None = None,
 ) -> LoadResult:
     """Closed loop (ab/wrk): each connection sends its next request when the
     previous answer is in. Stops after `requests` in total or `duration` seconds,
@@ -137,11 +138,14 @@ def run_closed(
     `interval_s`: width of the time series' intervals (`result.series`; 0: none).
     `tls`: how `https://` connections are set up (default: verified, resumed).
     `http2`: speak HTTP/2 (ALPN h2 on https://, h2c with prior knowledge on
-    http://) with `streams` requests in flight per connection, as h2load -m."""
+    http://) with `streams` requests in flight per connection, as h2load -m.
+    `max_failures`: the run stops as soon as more requests than this have failed
+    (not 2xx, socket errors, timeouts), as k6's abortOnFail: a run that can no longer
+    pass ends at once; `result.failures_exceeded` says so."""
     return _run("closed", url, connections=connections, keepalive=keepalive,
                 timeout_s=timeout_s, requests=requests, duration=duration, threads=threads,
                 interval=interval_s, tls=tls, http2=http2, streams=streams,
-                **_request(method, headers, body))
+                max_failures=max_failures, **_request(method, headers, body))
 
 
 def run_open(

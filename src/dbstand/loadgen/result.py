@@ -169,6 +169,8 @@ class LoadResult(Counts):
     iterations_histogram: str | None = None
     """Scenario: latency of whole successful iterations (ns)."""
     first_check_error: str | None = None
+    failures_exceeded: bool = False
+    """The run's failures passed its `max_failures`: it was stopped there."""
     run_id: str = ""
     io: str = ""
     """The engine's I/O loop: "io_uring" (closed loop where the kernel allows it)
@@ -212,6 +214,7 @@ class LoadResult(Counts):
             iterations_failed=int(iterations["failed"]) if iterations else 0,
             iterations_histogram=iterations["histogram"] if iterations else None,
             first_check_error=d.get("first_check_error"),
+            failures_exceeded=bool(d.get("failures_exceeded", False)),
             run_id=str(d.get("run_id", "")),
             io=str(d.get("io", "")),
             series=Series.from_native(d.get("series"), d.get("started_at")),
@@ -296,6 +299,7 @@ class LoadResult(Counts):
             process_cpu_s=sum(p.process_cpu_s for p in parts),
             missed=sum(p.missed for p in parts),
             late_sends=sum(p.late_sends for p in parts),
+            failures_exceeded=any(p.failures_exceeded for p in parts),
             steps=steps,
             iterations_ok=sum(p.iterations_ok for p in parts),
             iterations_failed=sum(p.iterations_failed for p in parts),

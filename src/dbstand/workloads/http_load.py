@@ -26,8 +26,11 @@ of exactly the measured window. The figure is the mean of the runs with its Stud
 95% interval; latency comes from the runs' HDR histograms merged exactly. Answers that
 are not 2xx and socket errors are counted apart and never as successes; a warm-up step
 or a run whose errors exceed `max_error_rate` fails the case (a step's, at once: runs
-are sized from its rate of successes). Each run's time series goes to the
-record's `series`, one list of intervals per run; the warm-up is not in it.
+are sized from its rate of successes). A closed run stops as soon as it can no longer
+pass (the engine's `max_failures`: `max_error_rate` of the requests it was sized for),
+so a stalled database costs a few request timeouts, not one per planned request. Each
+run's time series goes to the record's `series`, one list of intervals per run; the
+warm-up is not in it.
 """
 
 from __future__ import annotations
@@ -88,6 +91,8 @@ class LoadPlan:
     warmup_requests: int = 1           # seed: the warm-up is this many requests
     by_count: bool = False             # steady closed runs: a request count, not a time
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE
+    #: a closed run stops once more of its requests failed (set per run: `_bounded`)
+    max_failures: int | None = None
     interval_s: float = DEFAULT_INTERVAL_S  # time series' interval; 0: none
     pin: bool = True                   # place generator, stack and database (the table)
     placement: str = DEFAULT_PLACEMENT  # modes/pinning.py's table (or a candidate)
@@ -187,7 +192,8 @@ def _one_run(url: str, plan: LoadPlan, cluster: ClusterSession | None = None,
 
         load = run_http(cluster, url, connections=plan.connections, requests=plan.requests,
                         duration=plan.duration_s or (5.0 if plan.rate else None),
-                        rate=plan.rate, keepalive=plan.keepalive, interval_s=plan.interval_s)
+                        rate=plan.rate, keepalive=plan.keepalive, interval_s=plan.interval_s,
+                        max_failures=plan.max_failures)
         if shards is not None:
             shards.append(load)
         return load.result
@@ -195,7 +201,8 @@ def _one_run(url: str, plan: LoadPlan, cluster: ClusterSession | None = None,
         return run_open(url, plan.rate, plan.duration_s or 5.0, plan.connections,
                         keepalive=plan.keepalive, interval_s=plan.interval_s, tls=plan.tls)
     return run_closed(url, plan.connections, requests=plan.requests, duration=plan.duration_s,
-                      keepalive=plan.keepalive, interval_s=plan.interval_s, tls=plan.tls)
+                      keepalive=plan.keepalive, interval_s=plan.interval_s, tls=plan.tls,
+                      max_failures=plan.max_failures)
 
 
 def _warm_up(url: str, plan: LoadPlan, cluster: ClusterSession | None) -> dict[str, Any]:
@@ -244,7 +251,27 @@ def _counted_step(plan: LoadPlan, rate: float) -> LoadPlan | None:
     if not plan.by_count or rate <= 0:
         return None
     requests = max(plan.connections, math.ceil(rate * plan.warmup_step_s))
-    return replace(plan, requests=requests, duration_s=None, interval_s=0)
+    return _bounded(replace(plan, requests=requests, duration_s=None, interval_s=0), requests)
+
+
+def allowed_failures(max_error_rate: float, requests: int) -> int:
+    """The most failed requests of `requests` that `_check_errors` lets pass (exact
+    in the same float comparison it makes: failed / requests > max_error_rate)."""
+    allowed = math.floor(max_error_rate * requests)
+    while allowed + 1 <= requests and (allowed + 1) / requests <= max_error_rate:
+        allowed += 1
+    while allowed >= 0 and allowed / requests > max_error_rate:
+        allowed -= 1
+    return allowed
+
+
+def _bounded(plan: LoadPlan, requests: float | None) -> LoadPlan:
+    """`plan` with its bound of failures for a closed run sized for `requests`: past
+    `max_error_rate` of them the run can no longer pass, and the engine stops it (a
+    stalled database would otherwise hold each planned request for the engine's
+    request timeout, 10 s). None sized (no rate known yet): no bound."""
+    bound = allowed_failures(plan.max_error_rate, math.ceil(requests)) if requests else None
+    return replace(plan, max_failures=bound)
 
 
 def _run_plan(plan: LoadPlan, seen: list[float]) -> LoadPlan:
@@ -252,18 +279,24 @@ def _run_plan(plan: LoadPlan, seen: list[float]) -> LoadPlan:
     enough for both `min_run_s` and `requests` at the rates `seen` so far (the warm-up's
     last step, the runs since). Timed: for their median, so one stalled step does not
     stretch every run. `by_count`: that many requests, every one answered, for the
-    fastest of them, so a run lasts `min_run_s` unless it is faster than every one."""
-    if not plan.steady or plan.rate or plan.duration_s:
+    fastest of them, so a run lasts `min_run_s` unless it is faster than every one.
+    Each closed run carries its bound of failures (`_bounded`): by count, of its
+    requests; timed, of the requests its length holds at the fastest rate seen."""
+    if plan.rate or plan.duration_s:  # open loop, `--duration`: their time bounds them
         return plan
+    if not plan.steady:
+        return _bounded(plan, plan.requests)
     if plan.by_count and seen:
         requests = max(plan.requests or 0, plan.connections,
                        math.ceil(1.1 * plan.min_run_s * max(seen)))
-        return replace(plan, requests=requests)
+        return _bounded(replace(plan, requests=requests), requests)
     warm_rate = statistics.median(seen) if seen else None
     need = plan.min_run_s
     if plan.requests and warm_rate:
         need = max(need, 1.1 * plan.requests / warm_rate)
-    return replace(plan, requests=None, duration_s=round(need, 3))
+    need = round(need, 3)
+    return _bounded(replace(plan, requests=None, duration_s=need),
+                    max(seen) * need if seen else None)
 
 
 def _shares_a_cpu(placement: Placed) -> bool:
@@ -417,10 +450,17 @@ def _check_errors(runs: list[LoadResult], plan: LoadPlan, during: str = "") -> N
     requests = sum(r.requests for r in runs)
     failed = requests - sum(r.successes for r in runs)
     error_rate = failed / requests if requests else 1.0
-    if error_rate > plan.max_error_rate:
+    stopped = any(r.failures_exceeded for r in runs)
+    if error_rate > plan.max_error_rate or stopped:
         last = runs[-1]
-        raise CaseFailed(f"{during}{failed} of {requests} requests failed ({error_rate:.1%} > "
-                         f"{plan.max_error_rate:.1%}): status {dict(last.status_counts)}, "
+        # a run the engine stopped at its bound (`_bounded`) is short of its requests:
+        # a timed one may show a rate under the limit, and still failed as sized
+        share = (f"{error_rate:.1%} > {plan.max_error_rate:.1%}"
+                 if error_rate > plan.max_error_rate else
+                 f"over {plan.max_error_rate:.1%} of the requests the run was sized for")
+        how = ", the run stopped there" if stopped else ""
+        raise CaseFailed(f"{during}{failed} of {requests} requests failed ({share}){how}: "
+                         f"status {dict(last.status_counts)}, "
                          f"socket errors {last.errors.total}")
 
 

@@ -102,6 +102,8 @@ class DocqueryWorkload(Workload):
         self._db_pids: dict[str, list[int]] = {}
         #: (database, size, seed, prefix) whose set this run has loaded or checked
         self._prepared: set[tuple[str, int, int, str]] = set()
+        #: ... or failed to: why, for every later case on that set (`_prepare`)
+        self._unprepared: dict[tuple[str, int, int, str], str] = {}
 
     def preflight(self, cases: list[Case]) -> None:
         for stack in dict.fromkeys(c.stack for c in cases):
@@ -136,12 +138,21 @@ class DocqueryWorkload(Workload):
     def _prepare(self, spec: ServedWorkload, case: Case) -> None:
         """Load the set, or check the one there, once per database in a run: the check
         counts every document (a full scan on FerretDB, data.py), and nothing but this
-        run writes the collection it owns while the run lasts."""
+        run writes the collection it owns while the run lasts. A set that failed to
+        load or check fails every later case on it at once, with the same reason: a
+        stalled FerretDB would otherwise cost each of them the read limit again."""
         p = case.params
         target = case.target.direct()  # loaded directly, not delayed
         key = (target.redacted(), p["size"], p["seed"], p["prefix"])
+        if key in self._unprepared:
+            raise CaseFailed(f"the posts set failed to load or check earlier in this run: "
+                             f"{self._unprepared[key]}")
         if key not in self._prepared:
-            spec.prepare(target, p["prefix"])
+            try:
+                spec.prepare(target, p["prefix"])
+            except Exception as exc:  # remembered, then recorded as the run records it
+                self._unprepared[key] = _reason(exc)
+                raise
             self._prepared.add(key)
 
     def _stop_stack(self) -> None:
@@ -193,6 +204,14 @@ class DocqueryWorkload(Workload):
             self._stop_stack()
         finally:
             self.cluster.close()
+
+
+def _reason(exc: Exception) -> str:
+    """One line for why a set failed to load: dbstand's own errors say it themselves,
+    a driver's is named (as the run's record of it names it)."""
+    own = isinstance(exc, (CaseFailed, UserError))
+    text = " ".join(str(exc).split())
+    return text if own else f"{type(exc).__name__}: {text}"
 
 
 def _key(case: Case) -> tuple[str, str]:
