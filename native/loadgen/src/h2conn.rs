@@ -10,13 +10,16 @@
 //! Each connection keeps `streams` requests in flight, as h2load does: the
 //! answer that ends a stream is recorded and the next request goes out in the
 //! same write as the others freed by that read and by what arrives before the
-//! runtime's next turn (see `drive`). A GOAWAY from the server (e.g.
+//! runtime's next turn (see `drive`), or, when the requests that went out in
+//! one write (a train) are partly answered, with the rest of that train's
+//! once it is answered too (within `TRAIN_HOLD`; see `Trains`). A GOAWAY from the server (e.g.
 //! nginx after `keepalive_requests`) lets the streams it accepted finish, gives
 //! back the requests it refused unprocessed, and the connection is opened
 //! again; a broken connection ends every request in flight on it as a failure
 //! and is opened again. The TLS handshake counts with the connection's first
 //! answer.
 
+use std::collections::VecDeque;
 use std::ffi::{c_int, c_void};
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
@@ -159,7 +162,79 @@ struct Slot {
     ended: bool,
     /// Request body bytes handed to nghttp2 so far.
     sent: usize,
+    /// The train it went out in (see `State::held`).
+    train: u64,
     flight: Option<InFlight>,
+}
+
+/// How long requests freed by a partly answered train may wait for the rest
+/// of it before they go out anyway (a server that answers a train's streams
+/// far apart costs the connection at most this per train).
+const TRAIN_HOLD: Duration = Duration::from_millis(1);
+
+/// A connection's trains: the requests that went out in one write each.
+///
+/// A server reading a train's requests in one go answers them back to back
+/// but may send each answer on its own (nginx sends one TLS record per
+/// stream); a client that sends new requests as soon as the first of them is
+/// read splits its train in two, and the connection drifts to many small
+/// trains: a write, a read and a TLS record each per one or two requests, on
+/// both sides. Requests freed by a partly answered train therefore wait (at
+/// most `TRAIN_HOLD`) for the rest of it, so that the requests which went out
+/// together go out together again.
+#[derive(Debug)]
+struct Trains {
+    /// Trains in flight, oldest first: (train, its requests not yet ended).
+    inflight: VecDeque<(u64, usize)>,
+    /// The next train's number (they count from 1).
+    next: u64,
+    /// The newest train with an ended request (0: none yet).
+    answered: u64,
+    /// Trains up to this one are not waited for any more (their hold ran out).
+    forgiven: u64,
+}
+
+impl Trains {
+    fn new() -> Trains {
+        Trains {
+            inflight: VecDeque::new(),
+            next: 1,
+            answered: 0,
+            forgiven: 0,
+        }
+    }
+
+    /// `n` requests go out in the train numbered `self.next`.
+    fn went_out(&mut self, n: usize) {
+        if n > 0 {
+            self.inflight.push_back((self.next, n));
+            self.next += 1;
+        }
+    }
+
+    /// A request of `train` ended (answered, failed, refused or given up).
+    fn ended(&mut self, train: u64) {
+        if let Ok(k) = self.inflight.binary_search_by_key(&train, |&(t, _)| t) {
+            self.inflight[k].1 -= 1;
+        }
+        while self.inflight.front().is_some_and(|&(_, left)| left == 0) {
+            self.inflight.pop_front();
+        }
+        self.answered = self.answered.max(train);
+    }
+
+    /// The oldest train in flight is partly answered (or a newer one is):
+    /// requests freed now wait for the rest of it.
+    fn waiting(&self) -> bool {
+        self.inflight
+            .front()
+            .is_some_and(|&(t, _)| t <= self.answered && t > self.forgiven)
+    }
+
+    /// Stop waiting for the trains in flight (the rest of them is late).
+    fn give_up(&mut self) {
+        self.forgiven = self.next - 1;
+    }
 }
 
 /// What the nghttp2 callbacks work on: one connection's streams. Reached only
@@ -185,6 +260,7 @@ struct State<'a> {
     goaway: Option<i32>,
     /// The last stream looked up and its slot (-1: none; stream ids are >= 0).
     last: (i32, usize),
+    trains: Trains,
 }
 
 impl State<'_> {
@@ -218,8 +294,10 @@ impl State<'_> {
         slot.stream_id = 0;
         let flight = slot.flight.take();
         let start = slot.start;
+        let train = slot.train;
         self.free.push(i);
         self.active -= 1;
+        self.trains.ended(train);
         match result {
             None => self.sh.give_back_ticket(),
             Some(mut result) => {
@@ -240,6 +318,11 @@ impl State<'_> {
     /// Streams above the server's GOAWAY id were refused unprocessed.
     fn refused(&self, stream_id: i32) -> bool {
         self.goaway.is_some_and(|last| stream_id > last)
+    }
+
+    /// Requests freed now wait for the rest of their train (see `Trains`).
+    fn held(&self) -> bool {
+        !self.free.is_empty() && self.trains.waiting()
     }
 }
 
@@ -520,12 +603,17 @@ impl<'a> Session<'a> {
     fn submit(&mut self, nv: &[ng::nghttp2_nv], with_body: bool, now: Instant) -> Result<(), ()> {
         let ptr = self.ptr;
         let st = self.state();
-        while st.goaway.is_none() && !st.sh.over(now) {
+        let train = st.trains.next;
+        let mut sent = 0usize;
+        let result = loop {
+            if st.goaway.is_some() || st.sh.over(now) {
+                break Ok(());
+            }
             let Some(&i) = st.free.last() else {
-                return Ok(());
+                break Ok(());
             };
             if !st.sh.take_ticket() {
-                return Ok(());
+                break Ok(());
             }
             let provider = ng::nghttp2_data_provider2 {
                 source: ng::nghttp2_data_source {
@@ -553,10 +641,11 @@ impl<'a> Session<'a> {
             if id <= 0 {
                 // No stream id left (or out of memory): this connection is done.
                 st.sh.give_back_ticket();
-                return Err(());
+                break Err(());
             }
             st.free.pop();
             st.active += 1;
+            sent += 1;
             st.slots[i] = Slot {
                 stream_id: id,
                 start: now,
@@ -564,10 +653,12 @@ impl<'a> Session<'a> {
                 body: 0,
                 ended: false,
                 sent: 0,
+                train,
                 flight: Some(InFlight::begin()),
             };
-        }
-        Ok(())
+        };
+        st.trains.went_out(sent);
+        result
     }
 
     /// Append what nghttp2 has to send to `out`.
@@ -710,6 +801,7 @@ async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
                 body: 0,
                 ended: false,
                 sent: 0,
+                train: 0,
                 flight: None,
             })
             .collect(),
@@ -721,15 +813,19 @@ async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
         server: None,
         goaway: None,
         last: (-1, 0),
+        trains: Trains::new(),
     };
     let mut session = Session::new(state)?;
     let nv = req.nv();
     let with_body = !req.body.is_empty();
     let timeout = sh.cfg.timeout;
     // When the oldest request in flight times out; the timer wakes the loop
-    // then, and a busy connection checks it after every read as well.
+    // then (or when a train's hold runs out, whichever is first), and a busy
+    // connection checks it after every read as well.
     let mut expiry = timeout.map(|t| now + t);
-    let mut sleep = timeout.map(|t| Box::pin(tokio::time::sleep(t)));
+    // Until when freed requests wait for the rest of their train.
+    let mut hold: Option<Instant> = None;
+    let mut sleep = Box::pin(tokio::time::sleep_until(wake_at(now, expiry, hold).into()));
     let mut out: Vec<u8> = Vec::new();
     let mut written = 0usize;
     let mut flush = false;
@@ -776,16 +872,15 @@ async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
             if let Poll::Ready(event) = poll_input(&mut io, cx, &mut input) {
                 return Poll::Ready(event);
             }
-            if let Some(s) = sleep.as_mut() {
-                if s.as_mut().poll(cx).is_ready() {
-                    return Poll::Ready(Event::Timer);
-                }
+            if sleep.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Event::Timer);
             }
             Poll::Pending
         })
         .await;
         let mut now = Instant::now();
         let mut event = event;
+        let fired = matches!(event, Event::Timer);
         // Take in everything that has arrived before answering, and answer
         // one turn of the event loop later (as h2load's libev loop does: it
         // arms the write watcher on a read and writes on the next turn): the
@@ -830,14 +925,36 @@ async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
             continue;
         }
         let now = if deferred { Instant::now() } else { now };
+        let mut rearm = fired;
         if let (Some(t), Some(at)) = (timeout, expiry) {
             if now >= at {
-                let next = session.expire(now, t);
-                expiry = Some(next);
-                if let Some(s) = sleep.as_mut() {
-                    s.as_mut().reset(next.into());
-                }
+                expiry = Some(session.expire(now, t));
+                rearm = true;
             }
+        }
+        let st = session.state();
+        if st.held() {
+            match hold {
+                None => {
+                    hold = Some(now + TRAIN_HOLD);
+                    rearm = true;
+                }
+                Some(at) if now >= at => {
+                    // The rest of the train is late: stop waiting for it.
+                    st.trains.give_up();
+                    hold = None;
+                    rearm = true;
+                }
+                Some(_) => {}
+            }
+        } else if hold.take().is_some() {
+            rearm = true;
+        }
+        if rearm {
+            sleep.as_mut().reset(wake_at(now, expiry, hold).into());
+        }
+        if hold.is_some() {
+            continue;
         }
         if session.submit(&nv, with_body, now).is_err() {
             // No stream ids left: finish the streams open, then reconnect.
@@ -857,6 +974,16 @@ async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
     } else {
         End::Done
     })
+}
+
+/// When the connection's timer should wake it: the first of the oldest
+/// request's timeout and the end of a train's hold (far away if neither).
+fn wake_at(now: Instant, expiry: Option<Instant>, hold: Option<Instant>) -> Instant {
+    match (expiry, hold) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => now + Duration::from_secs(86_400),
+    }
 }
 
 /// Leave as a well-behaved client does: a GOAWAY (no error) after whatever
@@ -982,6 +1109,38 @@ mod tests {
             ]
         );
         assert_eq!(values(&request(&[]), ":scheme"), [b"https"]);
+    }
+
+    #[test]
+    fn freed_requests_wait_for_the_rest_of_their_train() {
+        let mut t = Trains::new();
+        t.went_out(3);
+        assert!(!t.waiting(), "nothing answered yet");
+        t.ended(1);
+        assert!(t.waiting(), "train 1 is partly answered");
+        t.ended(1);
+        t.ended(1);
+        assert!(!t.waiting(), "train 1 is whole again");
+        t.went_out(2);
+        t.went_out(1);
+        t.ended(3);
+        assert!(
+            t.waiting(),
+            "a newer train answered first: the older one is waited for"
+        );
+        t.give_up();
+        assert!(!t.waiting(), "a late train is not waited for twice");
+        t.went_out(1);
+        t.ended(2);
+        t.ended(2);
+        t.ended(4);
+        assert!(
+            !t.waiting(),
+            "trains given up on and trains whole wait for nothing"
+        );
+        assert!(t.inflight.is_empty());
+        t.went_out(0);
+        assert_eq!(t.next, 5, "an empty write is no train");
     }
 
     #[test]
