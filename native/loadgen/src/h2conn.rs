@@ -172,6 +172,12 @@ struct Slot {
 /// far apart costs the connection at most this per train).
 const TRAIN_HOLD: Duration = Duration::from_millis(1);
 
+/// Holds that may run out before a connection judges whether holding pays:
+/// from then on it holds only while at most a tenth of its holds ran out
+/// (`Trains::worth_holding`), so a server that answers a train's requests far
+/// apart costs a connection a few ms at its start, not 1 ms per write.
+const HOLDS_ON_TRIAL: u32 = 20;
+
 /// A connection's trains: the requests that went out in one write each.
 ///
 /// A server reading a train's requests in one go answers them back to back
@@ -192,6 +198,9 @@ struct Trains {
     answered: u64,
     /// Trains up to this one are not waited for any more (their hold ran out).
     forgiven: u64,
+    /// Holds begun on this connection, and those of them that ran out.
+    holds: u32,
+    late: u32,
 }
 
 impl Trains {
@@ -201,6 +210,8 @@ impl Trains {
             next: 1,
             answered: 0,
             forgiven: 0,
+            holds: 0,
+            late: 0,
         }
     }
 
@@ -226,14 +237,29 @@ impl Trains {
     /// The oldest train in flight is partly answered (or a newer one is):
     /// requests freed now wait for the rest of it.
     fn waiting(&self) -> bool {
-        self.inflight
-            .front()
-            .is_some_and(|&(t, _)| t <= self.answered && t > self.forgiven)
+        self.worth_holding()
+            && self
+                .inflight
+                .front()
+                .is_some_and(|&(t, _)| t <= self.answered && t > self.forgiven)
+    }
+
+    /// Holding pays on this connection: at most a tenth of its holds ran out
+    /// (any `HOLDS_ON_TRIAL / 10` of them while it has made fewer than
+    /// `HOLDS_ON_TRIAL`).
+    fn worth_holding(&self) -> bool {
+        self.late * 10 <= self.holds.max(HOLDS_ON_TRIAL)
+    }
+
+    /// Freed requests begin to wait for the rest of a train.
+    fn hold_begun(&mut self) {
+        self.holds = self.holds.saturating_add(1);
     }
 
     /// Stop waiting for the trains in flight (the rest of them is late).
     fn give_up(&mut self) {
         self.forgiven = self.next - 1;
+        self.late = self.late.saturating_add(1);
     }
 }
 
@@ -936,6 +962,7 @@ async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
         if st.held() {
             match hold {
                 None => {
+                    st.trains.hold_begun();
                     hold = Some(now + TRAIN_HOLD);
                     rearm = true;
                 }
@@ -1141,6 +1168,34 @@ mod tests {
         assert!(t.inflight.is_empty());
         t.went_out(0);
         assert_eq!(t.next, 5, "an empty write is no train");
+    }
+
+    #[test]
+    fn a_connection_whose_holds_run_out_stops_holding() {
+        // a partly answered train, held and given up on `late` times in `holds`
+        let judged = |holds: u32, late: u32| {
+            let mut t = Trains::new();
+            for k in 0..holds {
+                t.hold_begun();
+                if k < late {
+                    t.give_up();
+                }
+            }
+            t.went_out(2);
+            t.ended(t.next - 1);
+            t.waiting()
+        };
+        assert!(judged(1, 1), "one late hold on trial is forgiven");
+        assert!(
+            judged(HOLDS_ON_TRIAL, 2),
+            "a tenth of the trial's holds may run out"
+        );
+        assert!(
+            !judged(3, 3),
+            "three late of the first three: holding stops"
+        );
+        assert!(judged(100, 10), "a tenth late keeps holding");
+        assert!(!judged(100, 11), "more than a tenth stops it");
     }
 
     #[test]
