@@ -254,6 +254,10 @@ def _counted_step(plan: LoadPlan, rate: float) -> LoadPlan | None:
     return _bounded(replace(plan, requests=requests, duration_s=None, interval_s=0), requests)
 
 
+#: a timed run's bound of failures counts this many times the requests it was sized for
+TIMED_HEADROOM = 2.0
+
+
 def allowed_failures(max_error_rate: float, requests: int) -> int:
     """The most failed requests of `requests` that `_check_errors` lets pass (exact
     in the same float comparison it makes: failed / requests > max_error_rate)."""
@@ -281,7 +285,9 @@ def _run_plan(plan: LoadPlan, seen: list[float]) -> LoadPlan:
     stretch every run. `by_count`: that many requests, every one answered, for the
     fastest of them, so a run lasts `min_run_s` unless it is faster than every one.
     Each closed run carries its bound of failures (`_bounded`): by count, of its
-    requests; timed, of the requests its length holds at the fastest rate seen."""
+    requests; timed, of twice the requests its length holds at the fastest rate seen
+    (a stack that turns faster than ever before sends more requests than that rate
+    holds, and its bound must not fail a run `_check_errors` would pass)."""
     if plan.rate or plan.duration_s:  # open loop, `--duration`: their time bounds them
         return plan
     if not plan.steady:
@@ -296,7 +302,7 @@ def _run_plan(plan: LoadPlan, seen: list[float]) -> LoadPlan:
         need = max(need, 1.1 * plan.requests / warm_rate)
     need = round(need, 3)
     return _bounded(replace(plan, requests=None, duration_s=need),
-                    max(seen) * need if seen else None)
+                    TIMED_HEADROOM * max(seen) * need if seen else None)
 
 
 def _shares_a_cpu(placement: Placed) -> bool:
