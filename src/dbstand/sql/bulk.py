@@ -362,12 +362,21 @@ def _bulk_insert_path(cur: Any, table: str) -> Iterator[None]:
     its commit; a failed load is rolled back before the option is put back. An
     account that may not ALTER the table loads it with the option as it is.
 
-    This is MariaDB's own floor for kv's rows: one such INSERT ... SELECT of
-    2,000,000 rows into an empty table took 2.4-3.9 s in the mariadb client on a
-    2-vCPU VM (510k-820k rows/s), all of it on the one thread of the statement (the
-    SQL layer, InnoDB's sorted runs, the index built at the statement's end); the
-    bulk insert locks the table, so a second connection's rows wait for its commit
-    (no parallel load), and LOAD DATA of the same rows took about twice its CPU."""
+    This is MariaDB's own floor for kv's rows (10.11, a 2-vCPU VM, issue 29.2): the
+    bare INSERT ... SELECT of 2,000,000 rows into an empty table, statement and
+    settings alone, took 2.6-4.0 s (500k-780k rows/s), as many seconds of server CPU
+    as of wall time, 99% of it on the statement's one thread (perf -e cpu-clock):
+    about half per row (the SQL layer's fill_record and CONCAT about 12%, ha_write_row
+    into InnoDB's sort buffers about 30%), the other half at the statement's end
+    (select_insert::send_eof: the sorted runs merged, the index pages built). The
+    server's build settings do not move it: innodb_sort_buffer_size 64M instead of
+    1M (the rows sorted in 64 MB runs, not 1 MB ones) took 2.8-3.3 s, a 1G redo log
+    instead of 96M 2.8-4.0 s, both 2.6-2.9 s, beside 2.6-3.0 s as configured, in the
+    same minutes; CONCAT('tuple_', CAST(seq AS CHAR)) was no faster (3.2-4.1 s), and
+    without the bulk insert path (unique checks on) it took 4.6-6.9 s. The bulk
+    insert locks the table, so a second connection's rows wait for its commit (no
+    parallel load), and LOAD DATA of the same rows took about twice its server CPU
+    (bench/data_load: 7.7 s against 4.0 s)."""
     cur.execute(f"SELECT EXISTS (SELECT 1 FROM {table})")
     if cur.fetchone()[0]:
         yield
