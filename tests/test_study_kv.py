@@ -16,7 +16,7 @@ def test_kv_study(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setitem(kv.QUICK, "ops", ["select"])
     monkeypatch.setitem(kv.QUICK, "revs", 200)
-    monkeypatch.setitem(kv.QUICK, "max_iterations", 2)  # the fewest the stop rule takes
+    monkeypatch.setitem(kv.QUICK, "max_iterations", 4)
     monkeypatch.setitem(kv.QUICK, "asyncio_sweep", [5])
     monkeypatch.setitem(kv.QUICK, "threads_sweep", [1, 2])
     monkeypatch.setattr(kv, "ROWS", 500)
