@@ -56,12 +56,18 @@ demo-check:
 # machine's apt and pip downloads and the engine's single-threaded LTO link leave a core
 # free for the builds beside them. pytest starts once all are done.
 # The phases' lines are printed again at the end (PHASE_LOG), pass or fail.
+# pytest ends with its 25 slowest phases of a test (setup, call, teardown: a fixture's
+# servers start in a setup) and its slowest files (tests/conftest.py). It runs with
+# bytecode written (__pycache__, ignored by git) whatever the caller's environment says:
+# with PYTHONDONTWRITEBYTECODE set, each of the suite's fresh interpreters (a `dbstand`
+# command, a parking service, a cluster's worker) compiled dbstand's modules again.
 test: export PHASE_LOG := $(CURDIR)/.make-test-phases
 test:
 	@: > $(PHASE_LOG)
 	$(MAKE) --no-print-directory --jobs 4 --output-sync=target cargo-test profilers test-setup
-	@$(PHASE) pytest $(BIN)/python -m pytest -q --numprocesses $(TEST_WORKERS) --dist loadfile \
-	    --no-loadscope-reorder; status=$$?; \
+	@$(PHASE) pytest env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q \
+	    --numprocesses $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations 25; \
+	  status=$$?; \
 	  echo "phases of this make test:"; cat $(PHASE_LOG); \
 	  echo "phase total (make test): $$(( $$(date +%s) - $(STARTED) )) s"; exit $$status
 

@@ -77,15 +77,20 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     this machine) runs while no other worker runs a test.
 
     Every test holds a shared lock on one file for its whole protocol, an exclusive test
-    holds it exclusively. The whole protocol, not the test function: a module or session
-    fixture is set up inside its first test's setup and torn down in its last test's
-    teardown, and such a fixture can be heavy (a profiled run of four stacks), so it must
-    not run beside an exclusive test. A second lock, the gate, keeps an exclusive test
-    from waiting forever: flock gives a waiting exclusive lock no priority, so the other
-    worker's next test could always take the shared lock first. A test passes the gate
-    to take its lock; an exclusive test holds the gate from before it waits until it is
-    done. Exclusive tests in a row on one worker (a file of them) keep both between them:
-    the other workers drain their tests once for the row, not once a test.
+    holds it exclusively from the end of its setup to its end. The whole protocol, not
+    the test function: a module or session fixture is set up inside its first test's
+    setup and torn down in its last test's teardown, and such a fixture can be heavy (a
+    profiled run of four stacks), so it must not run beside an exclusive test. A second
+    lock, the gate, keeps an exclusive test from waiting forever: flock gives a waiting
+    exclusive lock no priority, so the other worker's next test could always take the
+    shared lock first. A test passes the gate to take its lock; an exclusive test holds
+    the gate from before it waits until it is done. So no test starts once an exclusive
+    one holds the gate, and while the others finish the tests they are in, the exclusive
+    test sets up its fixtures (servers, stacks: nothing it measures) under a shared lock
+    beside them: the wait for them leaves no core idle that its setup could use. Then it
+    takes the lock exclusively (`_take_exclusively`, once its setup passed). Exclusive
+    tests in a row on one worker (a file of them) keep both between them: the other
+    workers drain their tests once for the row, not once a test.
     """
     shared = os.environ.get(SHARED_ENV)
     if shared is None or "PYTEST_XDIST_WORKER" not in os.environ:
@@ -93,7 +98,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return
     exclusive = _is_exclusive(item)
     if _kept:   # the previous test was exclusive, and so is this one (its nextitem)
-        gate, lock = _kept.pop()
+        gate, lock, alone = _kept.pop()
     else:
         gate, lock = (os.open(Path(shared) / name, os.O_WRONLY | os.O_CREAT, 0o644)
                       for name in ("gate", "lock"))
@@ -101,17 +106,21 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         # the controller adds the waits up for the summary (_LOCK_WAIT)
         started = time.monotonic()
         fcntl.flock(gate, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        fcntl.flock(lock, fcntl.LOCK_SH)
         if not exclusive:
             fcntl.flock(gate, fcntl.LOCK_UN)
+        alone = False
         item.user_properties.append((_LOCK_WAIT, time.monotonic() - started))
+    if exclusive and not alone:
+        _pending[item.nodeid] = (item, lock)
     keep = False
     try:
         yield
         keep = exclusive and _is_exclusive(nextitem)
     finally:
+        alone = alone or _pending.pop(item.nodeid, None) is None
         if keep:
-            _kept.append((gate, lock))
+            _kept.append((gate, lock, alone))
         else:
             fcntl.flock(lock, fcntl.LOCK_UN)
             fcntl.flock(gate, fcntl.LOCK_UN)
@@ -119,13 +128,30 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             os.close(gate)
 
 
+def _take_exclusively(report: pytest.TestReport) -> None:
+    """An exclusive test's setup passed: wait for the other workers' tests to end (none
+    starts: it holds the gate) and take the lock exclusively, before its call. Between
+    two phases, so the wait is in neither's duration; the controller adds it up from the
+    call's report (_EXCLUSIVE_WAIT)."""
+    if report.when != "setup" or not report.passed or report.nodeid not in _pending:
+        return
+    item, lock = _pending.pop(report.nodeid)
+    started = time.monotonic()
+    fcntl.flock(lock, fcntl.LOCK_EX)   # from shared: no other test can take it meanwhile
+    item.user_properties.append((_EXCLUSIVE_WAIT, time.monotonic() - started))
+
+
 def _is_exclusive(item: pytest.Item | None) -> bool:
     return item is not None and item.get_closest_marker("exclusive") is not None
 
 
-#: the gate and the lock, held exclusively from one exclusive test to the next in a row
-_kept: list[tuple[int, int]] = []
+#: the gate, the lock and whether it is held exclusively already, from one exclusive test
+#: to the next in a row
+_kept: list[tuple[int, int, bool]] = []
+#: the exclusive test in its setup, by node id: the item and its lock, held shared so far
+_pending: dict[str, tuple[pytest.Item, int]] = {}
 _LOCK_WAIT = "dbstand-lock-wait-s"
+_EXCLUSIVE_WAIT = "dbstand-exclusive-wait-s"
 #: seconds the workers waited for the lock: [exclusive tests, the others]
 _lock_waits = [0.0, 0.0]
 
@@ -159,13 +185,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if "PYTEST_XDIST_WORKER" in os.environ:
+        _take_exclusively(report)
         return   # the controller (or a one-process run) adds them up
     file = _test_file(report.nodeid)
     _file_seconds[file] = _file_seconds.get(file, 0.0) + report.duration
-    if report.when == "setup":
-        waited = sum(v for k, v in report.user_properties
-                     if k == _LOCK_WAIT and isinstance(v, float))
-        _lock_waits[0 if "exclusive" in report.keywords else 1] += waited
+    # each wait from the first report that holds it
+    key = {"setup": _LOCK_WAIT, "call": _EXCLUSIVE_WAIT}.get(report.when)
+    waited = sum(v for k, v in report.user_properties if k == key and isinstance(v, float))
+    _lock_waits[0 if "exclusive" in report.keywords else 1] += waited
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from dbstand.errors import ServerError, UserError
-from dbstand.stacks.build import ensure_built
+from dbstand.stacks.build import ensure_built, missing_debian
 from dbstand.stacks.launcher import running_stack
 from dbstand.stacks.manifest import STACKS_ROOT, ManifestError, all_manifests, parse_manifest
 
@@ -137,6 +137,14 @@ def test_builds_are_cached_by_the_sources_shared_folders_included(tmp_path: Path
     assert second != first and (second / "built.txt").exists()
     assert not [p for p in os.listdir(first.parent) if p.startswith(".")]  # no staging left
 
+
+def test_missing_debian_packages_are_told_apart_in_one_query() -> None:
+    """dpkg's own answer: installed packages (python3 runs this test) are not missing,
+    an unknown one is, in the order asked."""
+    assert missing_debian(("dbstand-no-such-package-b", "python3",
+                           "dbstand-no-such-package-a")) == [
+        "dbstand-no-such-package-b", "dbstand-no-such-package-a"]
+    assert missing_debian(("python3",)) == [] and missing_debian(()) == []
 
 #: a stack that runs another stack's application under another runtime, backend or
 #: front server (docs/stack-manifest.md, "Sharing code between stacks"): the only
