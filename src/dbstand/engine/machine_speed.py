@@ -40,8 +40,13 @@ def loop_rate(seconds: float = SAMPLE_S) -> float:
             return blocks / elapsed
 
 
+#: fewer paired readings than this give no correlation worth printing (of three, any r
+#: from -1 to +1 comes out of noise alone: a large batch size's fixed 3 repetitions)
+MIN_PAIRS_FOR_R = 5
+
+
 def _pearson(xs: list[float], ys: list[float]) -> float | None:
-    if len(xs) < 3 or len(xs) != len(ys):
+    if len(xs) < MIN_PAIRS_FOR_R or len(xs) != len(ys):
         return None
     try:
         return statistics.correlation(xs, ys)
@@ -92,7 +97,8 @@ def unsteady_note(records: list[dict[str, Any]]) -> str | None:
     if not traces:
         return None
     cvs = sorted(t["cv_pct"] for t in traces)
-    rs = sorted(t["r_with_throughput"] for t in traces if t.get("r_with_throughput") is not None)
+    rs = sorted(t["r_with_throughput"] for t in traces if t.get("r_with_throughput") is not None
+                and t.get("samples", 0) >= MIN_PAIRS_FOR_R)
     needed = max(t["runs_for_target"] for t in traces)
     tied = f"; the runs' throughput followed it (r {rs[0]:+.2f} to {rs[-1]:+.2f})" if rs else ""
     return (f"machine speed: during the {len(traces)} UNSTABLE case(s) a fixed CPU loop "

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from dbstand.engine.machine_speed import unsteady_note
 from dbstand.network.rtt import DIRECT, path_of
 from dbstand.report import model
 from dbstand.workloads.batch.scaling import SUPERLINEAR_EXPONENT, ScalingFit, scaling
@@ -462,6 +463,9 @@ def footnotes(records: list[dict[str, Any]]) -> list[str]:
                     str(c.get("repetition", "")).startswith("fixed"))
         out.append(f"! {unstable} case(s) UNSTABLE: the 95% CI stayed wider than the target"
                    + (f" ({fixed} of them fixed repetitions of a large size)" if fixed else ""))
+        speed = unsteady_note(records)
+        if speed:
+            out.append(speed)
     return out
 
 
