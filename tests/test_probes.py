@@ -213,8 +213,9 @@ def test_the_tree_is_the_one_psutil_finds() -> None:
               "t = threading.Thread(target=lambda: kids.append(subprocess.Popen("
               "['sleep', '30'])))\n"
               "t.start(); t.join()\n"
-              "orphan = subprocess.run(['sh', '-c', 'sleep 30 & echo $!'], text=True,"
-              " capture_output=True).stdout.strip()\n"
+              # the background sleep gets no pipe: run() waits for the pipe's last writer
+              "orphan = subprocess.run(['sh', '-c', 'sleep 30 >/dev/null 2>&1 & echo $!'],"
+              " text=True, capture_output=True).stdout.strip()\n"
               "print('ready', orphan, flush=True); time.sleep(30)\n")
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     orphan = None

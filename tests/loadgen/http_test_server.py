@@ -17,6 +17,8 @@ Paths:
   /__stall?ms=M&after_ms=A   every request in [now+A, now+A+M] waits until its end
   /__fail?code=C&after_ms=A  every request from now+A on answers status C (a stack
                       whose database went away), until /__reset
+  /__slow?ms=N&after_ms=A    every request from now+A on answers N ms later (a stack
+                      that slowed down and still answers), until /__reset
   /__stats            JSON counters
   /__reset            zero the counters
 """
@@ -47,6 +49,9 @@ class State:
         #: /__fail: the status every request answers from `fail_from` on (0: none)
         self.fail_code = 0
         self.fail_from = 0.0
+        #: /__slow: seconds added to every answer from `slow_from` on (0: none)
+        self.slow_s = 0.0
+        self.slow_from = 0.0
 
     def count(self, path: str) -> None:
         with self.lock:
@@ -105,6 +110,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         STATE.wait_out_stall()
         STATE.count(path)
+        if STATE.slow_s and time.monotonic() >= STATE.slow_from:
+            time.sleep(STATE.slow_s)
         if STATE.fail_code and time.monotonic() >= STATE.fail_from:
             self._send(STATE.fail_code, b"failing")
             return
@@ -156,6 +163,11 @@ class Handler(BaseHTTPRequestHandler):
                 STATE.fail_from = time.monotonic() + int(query.get("after_ms", "0")) / 1000
                 STATE.fail_code = int(query.get("code", "500"))
             self._json({"ok": True})
+        elif path == "/__slow":
+            with STATE.lock:
+                STATE.slow_from = time.monotonic() + int(query.get("after_ms", "0")) / 1000
+                STATE.slow_s = int(query.get("ms", "0")) / 1000
+            self._json({"ok": True})
         elif path == "/__stats":
             with STATE.lock:
                 self._json({"requests": STATE.requests, "connections": STATE.connections,
@@ -163,6 +175,7 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/__reset":
             with STATE.lock:
                 STATE.requests = STATE.connections = STATE.used = STATE.fail_code = 0
+                STATE.slow_s = 0.0
                 STATE.paths = {}
             self._json({"ok": True})
         else:

@@ -5,6 +5,7 @@ answers, and each run is exactly its planned number of requests."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -104,3 +105,27 @@ def test_the_bound_is_the_check_s_own() -> None:
                 except CaseFailed:
                     passed = False
                 assert passed is passes, (rate, requests, failed)
+
+
+def test_a_run_by_count_that_slows_down_stops_at_its_time_cap(test_server: TestServer) -> None:
+    """A stack that slows down after the warm-up and still answers every request (200 ms
+    each: its database stalled, not gone): the run sized for the warm-up's rate would
+    last over a minute at one connection, and no failure bound stops a run without
+    failures. Its time cap (ten times its expected length, at least two request
+    timeouts) ends it, and the case fails in one line saying so."""
+    plan = LoadPlan(connections=1, requests=4, repeats=30, max_repeats=30, min_run_s=0.3,
+                    warmup_s=0.6, max_warmup_s=0.6, warmup_step_s=0.3, interval_s=0,
+                    by_count=True, pin=False, timeout_s=1.0)
+    test_server.control("/__slow?ms=200&after_ms=1500")
+    started = time.monotonic()
+    with pytest.raises(CaseFailed, match=r"^(in the warm-up: )?a run of \d+ requests was "
+                                         r"stopped at its time cap of [\d.]+ s .*: \d+ "
+                                         r"answered, \d+ failed") as e:
+        measure(test_server.url("/hello"), plan, test_server.proc.pid)
+    elapsed = time.monotonic() - started
+    found = re.search(r"a run of (\d+) requests.*: (\d+) answered", str(e.value))
+    assert found
+    planned, answered = int(found.group(1)), int(found.group(2))
+    # what the cap left unsent would have taken over a minute at 200 ms an answer
+    assert (planned - answered) * 0.2 > 60, e.value
+    assert elapsed < 15, (elapsed, e.value)

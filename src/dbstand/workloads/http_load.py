@@ -46,7 +46,7 @@ from dbstand.engine.histogram import LatencyHistogram
 from dbstand.engine.machine_speed import SpeedTrace
 from dbstand.engine.stats import StopDecision, make_stop_rule, still_faster, summarize
 from dbstand.errors import CaseFailed, UserError
-from dbstand.loadgen.engine import no_batch_wait, run_closed, run_open
+from dbstand.loadgen.engine import DEFAULT_TIMEOUT_S, no_batch_wait, run_closed, run_open
 from dbstand.loadgen.result import LoadResult
 from dbstand.loadgen.series import DEFAULT_INTERVAL_S, series_record
 from dbstand.loadgen.tls import TlsSettings
@@ -93,10 +93,13 @@ class LoadPlan:
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE
     #: a closed run stops once more of its requests failed (set per run: `_bounded`)
     max_failures: int | None = None
+    #: a run by count stops after this many seconds (set per run: `_bounded`)
+    time_cap_s: float | None = None
     interval_s: float = DEFAULT_INTERVAL_S  # time series' interval; 0: none
     pin: bool = True                   # place generator, stack and database (the table)
     placement: str = DEFAULT_PLACEMENT  # modes/pinning.py's table (or a candidate)
     tls: TlsSettings | None = None     # how https:// connections are set up
+    timeout_s: float = DEFAULT_TIMEOUT_S  # a request fails past this (the engine's)
 
     @property
     def mode(self) -> str:
@@ -191,7 +194,7 @@ def _one_run(url: str, plan: LoadPlan, cluster: ClusterSession | None = None,
         from dbstand.distributed.httpload import run_http
 
         load = run_http(cluster, url, connections=plan.connections, requests=plan.requests,
-                        duration=plan.duration_s or (5.0 if plan.rate else None),
+                        duration=plan.duration_s or (5.0 if plan.rate else plan.time_cap_s),
                         rate=plan.rate, keepalive=plan.keepalive, interval_s=plan.interval_s,
                         max_failures=plan.max_failures)
         if shards is not None:
@@ -199,10 +202,12 @@ def _one_run(url: str, plan: LoadPlan, cluster: ClusterSession | None = None,
         return load.result
     if plan.rate:
         return run_open(url, plan.rate, plan.duration_s or 5.0, plan.connections,
-                        keepalive=plan.keepalive, interval_s=plan.interval_s, tls=plan.tls)
-    return run_closed(url, plan.connections, requests=plan.requests, duration=plan.duration_s,
-                      keepalive=plan.keepalive, interval_s=plan.interval_s, tls=plan.tls,
-                      max_failures=plan.max_failures)
+                        keepalive=plan.keepalive, interval_s=plan.interval_s, tls=plan.tls,
+                        timeout_s=plan.timeout_s)
+    return run_closed(url, plan.connections, requests=plan.requests,
+                      duration=plan.duration_s or plan.time_cap_s, keepalive=plan.keepalive,
+                      interval_s=plan.interval_s, tls=plan.tls, max_failures=plan.max_failures,
+                      timeout_s=plan.timeout_s)
 
 
 def _warm_up(url: str, plan: LoadPlan, cluster: ClusterSession | None) -> dict[str, Any]:
@@ -230,6 +235,7 @@ def _warm_up(url: str, plan: LoadPlan, cluster: ClusterSession | None) -> dict[s
         step = _counted_step(plan, result.successes_per_s) or timed
         spent = time.perf_counter() - began
         requests += result.requests
+        _check_cap(result, step, during="in the warm-up: ")
         # a step of errors fails the case at once: its rate of successes is no rate of
         # the stack's, and a run sized from it (requests / rate) could last minutes
         _check_errors([result], plan, during="in the warm-up: ")
@@ -251,11 +257,15 @@ def _counted_step(plan: LoadPlan, rate: float) -> LoadPlan | None:
     if not plan.by_count or rate <= 0:
         return None
     requests = max(plan.connections, math.ceil(rate * plan.warmup_step_s))
-    return _bounded(replace(plan, requests=requests, duration_s=None, interval_s=0), requests)
+    return _bounded(replace(plan, requests=requests, duration_s=None, interval_s=0), requests,
+                    rate)
 
 
 #: a timed run's bound of failures counts this many times the requests it was sized for
 TIMED_HEADROOM = 2.0
+#: a run by count is stopped (and its case failed) past this many times its expected
+#: length: a stack that slows down tenfold within a case has no one rate to report
+RUN_CAP_FACTOR = 10.0
 
 
 def allowed_failures(max_error_rate: float, requests: int) -> int:
@@ -269,13 +279,22 @@ def allowed_failures(max_error_rate: float, requests: int) -> int:
     return allowed
 
 
-def _bounded(plan: LoadPlan, requests: float | None) -> LoadPlan:
-    """`plan` with its bound of failures for a closed run sized for `requests`: past
+def _bounded(plan: LoadPlan, requests: float | None, rate: float | None = None) -> LoadPlan:
+    """`plan` with its bounds for a closed run sized for `requests`. Of failures: past
     `max_error_rate` of them the run can no longer pass, and the engine stops it (a
     stalled database would otherwise hold each planned request for the engine's
-    request timeout, 10 s). None sized (no rate known yet): no bound."""
+    request timeout, 10 s). Of time, for a run by count at a known `rate` (the fastest
+    seen): `RUN_CAP_FACTOR` times its expected length, and at least two request
+    timeouts past it (`_check_cap`), so a stack that answers each request slowly, or
+    fails each one only at its timeout, ends the case in seconds, not in the minutes
+    its bound of failures would take at one connection. None sized (no rate known
+    yet): no bound."""
     bound = allowed_failures(plan.max_error_rate, math.ceil(requests)) if requests else None
-    return replace(plan, max_failures=bound)
+    cap = None
+    if rate and plan.requests and not plan.duration_s:
+        expected = plan.requests / rate
+        cap = round(max(RUN_CAP_FACTOR * expected, expected + 2 * plan.timeout_s), 3)
+    return replace(plan, max_failures=bound, time_cap_s=cap)
 
 
 def _run_plan(plan: LoadPlan, seen: list[float]) -> LoadPlan:
@@ -291,11 +310,11 @@ def _run_plan(plan: LoadPlan, seen: list[float]) -> LoadPlan:
     if plan.rate or plan.duration_s:  # open loop, `--duration`: their time bounds them
         return plan
     if not plan.steady:
-        return _bounded(plan, plan.requests)
+        return _bounded(plan, plan.requests, max(seen) if seen else None)
     if plan.by_count and seen:
         requests = max(plan.requests or 0, plan.connections,
                        math.ceil(1.1 * plan.min_run_s * max(seen)))
-        return _bounded(replace(plan, requests=requests), requests)
+        return _bounded(replace(plan, requests=requests), requests, max(seen))
     warm_rate = statistics.median(seen) if seen else None
     need = plan.min_run_s
     if plan.requests and warm_rate:
@@ -396,6 +415,7 @@ def _counted_runs(url: str, plan: LoadPlan, warm_rate: float | None, app_pid: in
         runs.append(result)
         if alive is not None and not alive():
             raise CaseFailed("the stack's server died during the measurement")
+        _check_cap(result, run)
         _check_errors([result], plan)  # before a run with no answer reaches the statistics
         times = [1.0 / r.successes_per_s if r.successes_per_s > 0 else float("inf")
                  for r in runs]
@@ -447,6 +467,20 @@ def handshake_cost(url: str, plan: LoadPlan, front: TreeCpu) -> dict[str, Any]:
             if result.successes else None,
         }
     return out
+
+
+def _check_cap(result: LoadResult, run: LoadPlan, during: str = "") -> None:
+    """A run by count that its time cap (`_bounded`) ended short of its requests fails
+    the case: what it measured is no steady rate of the stack's."""
+    if run.time_cap_s is None or run.requests is None or result.failures_exceeded \
+            or result.requests >= run.requests:
+        return
+    raise CaseFailed(f"{during}a run of {run.requests} requests was stopped at its time cap "
+                     f"of {run.time_cap_s:g} s ({RUN_CAP_FACTOR:g} times its length at the "
+                     f"fastest rate seen, at least two request timeouts): "
+                     f"{result.successes} answered, {result.failed} failed, "
+                     f"status {dict(result.status_counts)}, "
+                     f"socket errors {result.errors.total}")
 
 
 def _check_errors(runs: list[LoadResult], plan: LoadPlan, during: str = "") -> None:
