@@ -229,13 +229,13 @@ def _warm_up(url: str, plan: LoadPlan, cluster: ClusterSession | None) -> dict[s
     began = time.perf_counter()
     while True:
         result = _one_run(url, step, cluster)
+        _check_cap(result, step, during="in the warm-up: ")
         # by count, the steps after the first are as long at the last step's rate and
         # end answered: no request of theirs is left queued at the server when the
         # counted runs start
         step = _counted_step(plan, result.successes_per_s) or timed
         spent = time.perf_counter() - began
         requests += result.requests
-        _check_cap(result, step, during="in the warm-up: ")
         # a step of errors fails the case at once: its rate of successes is no rate of
         # the stack's, and a run sized from it (requests / rate) could last minutes
         _check_errors([result], plan, during="in the warm-up: ")
