@@ -479,8 +479,12 @@ def _check_cap(result: LoadResult, run: LoadPlan, during: str = "") -> None:
                      f"of {run.time_cap_s:g} s ({RUN_CAP_FACTOR:g} times its length at the "
                      f"fastest rate seen, at least two request timeouts): "
                      f"{result.successes} answered, {result.failed} failed, "
-                     f"status {dict(result.status_counts)}, "
-                     f"socket errors {result.errors.total}")
+                     f"{_answers(result)}")
+
+
+def _answers(result: LoadResult) -> str:
+    """What a failed run got back, for its case's error line."""
+    return f"status {dict(result.status_counts)}, socket errors {result.errors.total}"
 
 
 def _check_errors(runs: list[LoadResult], plan: LoadPlan, during: str = "") -> None:
@@ -500,8 +504,7 @@ def _check_errors(runs: list[LoadResult], plan: LoadPlan, during: str = "") -> N
                  f"over {plan.max_error_rate:.1%} of the requests the run was sized for")
         how = ", the run stopped there" if stopped else ""
         raise CaseFailed(f"{during}{failed} of {requests} requests failed ({share}){how}: "
-                         f"status {dict(last.status_counts)}, "
-                         f"socket errors {last.errors.total}")
+                         f"{_answers(last)}")
 
 
 def metrics_of(runs: list[LoadResult], plan: LoadPlan, app: TreeCpu,
