@@ -79,3 +79,19 @@ def test_the_batch_report_says_what_the_machine_did() -> None:
     assert lines[at + 1].startswith("machine speed: during the 1 UNSTABLE case(s)")
     assert "25.5%" in lines[at + 1] and "279 runs" in lines[at + 1]
     assert not any(line.startswith("machine speed") for line in footnotes([]))
+
+
+def test_the_parking_report_says_what_the_machine_did() -> None:
+    """parking's footnotes count the UNSTABLE cases and carry the note (the study page of
+    2026-11-27 had 8 UNSTABLE cases of 8 and no word of the machine's own spread)."""
+    from dbstand.workloads.parking.report import footnotes
+
+    wide = {"status": "ok", "unstable": True, "stack": "python-raw",
+            "machine_speed": {"cv_pct": 23.2, "r_with_throughput": 0.6, "runs_for_target": 230,
+                              "samples": 20}}
+    steady = {**wide, "unstable": False}
+    lines = footnotes([wide, steady])
+    at = next(i for i, line in enumerate(lines) if "1 case(s) UNSTABLE" in line)
+    assert lines[at + 1].startswith("machine speed: during the 1 UNSTABLE case(s)")
+    assert "23.2%" in lines[at + 1] and "230 runs" in lines[at + 1]
+    assert not any("UNSTABLE" in line for line in footnotes([steady]))
