@@ -20,21 +20,26 @@ TEST_WORKERS ?= 3
 .PHONY: demo demo-check test test-setup checks cargo-test venv deps-debian profilers lint \
 	bench test-profile clean
 
+# uv installs into the venv (pinned once, in pyproject.toml's dependencies): the same
+# wheels as pip, in a sixth of pip's time (64 s against 11 s for '.[all,test]' here)
+UV_PIN := $(shell grep -o '"uv==[^"]*"' pyproject.toml | tr -d '"')
+INSTALL := $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python
+
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip==25.3
+	$(BIN)/pip install --quiet --disable-pip-version-check $(UV_PIN)
 
 # The demo installs dbstand with every driver that comes as a wheel or pure Python (the
 # `demo` extra: the README's quick start needs them), plus the Rust engine (cargo).
 # Drivers that build against system libraries (mysqlclient) are not in it: `make test`
 # installs them after the Debian packages they need.
 $(DEMO_STAMP): pyproject.toml $(NATIVE) | $(BIN)/python
-	$(PHASE) demo-venv $(BIN)/pip install --quiet -e '.[demo]'
+	$(PHASE) demo-venv $(INSTALL) -e '.[demo]'
 	touch $(DEMO_STAMP)
 
 # Reinstall when the project's metadata or the native engine's sources change.
 $(STAMP): pyproject.toml $(NATIVE) | $(BIN)/python
-	$(PHASE) venv $(BIN)/pip install --quiet -e '.[all,test]'
+	$(PHASE) venv $(INSTALL) -e '.[all,test]'
 	touch $(STAMP) $(DEMO_STAMP)
 
 venv: $(STAMP)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -136,6 +137,33 @@ def test_builds_are_cached_by_the_sources_shared_folders_included(tmp_path: Path
     second = ensure_built(parse_manifest(manifest.folder / "stack.toml"))
     assert second != first and (second / "built.txt").exists()
     assert not [p for p in os.listdir(first.parent) if p.startswith(".")]  # no staging left
+
+
+def _own_venv_stack(root: Path, name: str, pin: str) -> Path:
+    folder = make_stack(root, name)
+    toml = folder / "stack.toml"
+    toml.write_text(toml.read_text().replace(
+        'python = "dbstand"', f'python = "own"\npip = ["{pin}"]'))
+    return toml
+
+
+def test_an_own_venv_gets_its_pins_with_bytecode_and_a_bad_pin_is_one_line(
+        tmp_path: Path) -> None:
+    """uv builds the venv: the pinned package importable by the stack's interpreter, its
+    bytecode written at install (a start with PYTHONDONTWRITEBYTECODE must not compile
+    it again); a pin no index has fails the build in one line, nothing left behind."""
+    built = ensure_built(parse_manifest(_own_venv_stack(tmp_path, "py-own", "six==1.17.0")))
+    python = built / "venv" / "bin" / "python"
+    out = subprocess.run([python, "-c", "import six, sys; print(six.__version__, sys.prefix)"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["1.17.0", str(built / "venv")]
+    assert list((built / "venv").rglob("six*.pyc"))
+    bad = parse_manifest(_own_venv_stack(tmp_path, "py-bad", "dbstand-no-such-package==1.0"))
+    with pytest.raises(ServerError) as failed:
+        ensure_built(bad)
+    assert "'py-bad': uv pip install failed" in str(failed.value)
+    assert "\n" not in str(failed.value)
+    assert not [p for p in os.listdir(built.parent) if p.startswith(".")]
 
 
 def test_missing_debian_packages_are_told_apart_in_one_query() -> None:

@@ -14,7 +14,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import venv
 from pathlib import Path
 
 from dbstand.errors import MissingDependencyError, ServerError
@@ -135,24 +134,35 @@ def ensure_built(manifest: Manifest, *, echo: bool = False) -> Path:
     return target
 
 
+def uv_bin() -> str:
+    """uv, pinned in dbstand's own dependencies: the same pinned wheels pip would
+    install, in about a tenth of pip's time (a new machine builds 16 stack venvs)."""
+    from uv import find_uv_bin
+
+    return find_uv_bin()
+
+
 def _make_venv(manifest: Manifest, staging: Path, out: object) -> None:
     folder = staging / "venv"
-    venv.EnvBuilder(with_pip=True, symlinks=True).create(folder)
-    python = str(folder / "bin" / "python")
-    result = subprocess.run([python, "-m", "pip", "install", "--quiet",
-                             "--disable-pip-version-check", *manifest.pip],
-                            capture_output=True, text=True)
-    out.write(result.stdout + result.stderr)  # type: ignore[attr-defined]
-    if result.returncode != 0:
-        raise ServerError(f"stack {manifest.name!r}: pip install failed: "
-                          f"{_tail(result.stderr, 3)}")
+    uv = uv_bin()
+    # bytecode at install, as pip writes it: a stack started with PYTHONDONTWRITEBYTECODE
+    # set would otherwise compile its imports again at every start
+    for step, args in (("uv venv", ["--python", sys.executable, str(folder)]),
+                       ("uv pip install", ["--compile-bytecode", "--python",
+                                           str(folder / "bin" / "python"), *manifest.pip])):
+        result = subprocess.run([uv, *step.split()[1:], "--quiet", *args],
+                                capture_output=True, text=True)
+        out.write(result.stdout + result.stderr)  # type: ignore[attr-defined]
+        if result.returncode != 0:
+            raise ServerError(f"stack {manifest.name!r}: {step} failed: "
+                              f"{_tail(result.stderr, 3)}")
 
 
 def _run_build(manifest: Manifest, staging: Path, out: object, echo: bool) -> None:
     assert manifest.build is not None
     env = {**os.environ, **manifest.build.env, "DBSTAND_STACK_DIR": str(manifest.folder),
            "DBSTAND_BUILD_DIR": str(staging),
-           "DBSTAND_PYTHON": python_for(manifest, staging)}
+           "DBSTAND_PYTHON": python_for(manifest, staging), "DBSTAND_UV": uv_bin()}
     argv = manifest.build.resolved(manifest.folder)
     try:
         result = subprocess.run(argv, cwd=manifest.folder, env=env, capture_output=True,
