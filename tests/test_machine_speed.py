@@ -95,3 +95,18 @@ def test_the_parking_report_says_what_the_machine_did() -> None:
     assert lines[at + 1].startswith("machine speed: during the 1 UNSTABLE case(s)")
     assert "23.2%" in lines[at + 1] and "230 runs" in lines[at + 1]
     assert not any("UNSTABLE" in line for line in footnotes([steady]))
+
+
+def test_the_unstable_lines_count_then_explain() -> None:
+    """The shared count line: none without an UNSTABLE case; else the count with the
+    workload's reason, then the machine's speed when it was measured."""
+    from dbstand.engine.machine_speed import unstable_lines
+
+    steady = {"unstable": False}
+    wide = {"unstable": True, "machine_speed": {"cv_pct": 9.0, "r_with_throughput": None,
+                                                "runs_for_target": 35, "samples": 10}}
+    assert unstable_lines([steady], "why") == []
+    first, second = unstable_lines([steady, wide, wide], "the cap was hit")
+    assert first == "! 2 case(s) UNSTABLE: the cap was hit"
+    assert second.startswith("machine speed: during the 2 UNSTABLE case(s)")
+    assert unstable_lines([{"unstable": True}], "why") == ["! 1 case(s) UNSTABLE: why"]

@@ -107,5 +107,16 @@ def unsteady_note(records: list[dict[str, Any]]) -> str | None:
             "(docs/machine-speed.md)")
 
 
+def unstable_lines(records: list[dict[str, Any]], why: str) -> list[str]:
+    """A report's lines on its UNSTABLE cases, none when there are none: how many and
+    `why` (the workload's own stop rule and its options), then the machine's speed
+    beside them (`unsteady_note`)."""
+    count = sum(1 for r in records if r.get("unstable"))
+    if not count:
+        return []
+    speed = unsteady_note(records)
+    return [f"! {count} case(s) UNSTABLE: {why}", *([speed] if speed else [])]
+
+
 def _span(values: list[float]) -> str:
     return f"{values[0]:.1f}" if values[0] == values[-1] else f"{values[0]:.1f}-{values[-1]:.1f}"

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from dbstand.engine.machine_speed import unsteady_note
+from dbstand.engine.machine_speed import unstable_lines
 from dbstand.network.rtt import DIRECT, path_of
 from dbstand.report import model
 from dbstand.workloads.batch.scaling import SUPERLINEAR_EXPONENT, ScalingFit, scaling
@@ -457,15 +457,10 @@ def footnotes(records: list[dict[str, Any]]) -> list[str]:
     out += [f"key predicate of the [cast key, no index] lines: {form} (on purpose: the "
             "study bound integer keys to its text key column, and each statement scanned)"
             for form in sorted(keys)]
-    unstable = sum(1 for c in records if c.get("unstable"))
-    if unstable:
-        fixed = sum(1 for c in records if c.get("unstable") and
-                    str(c.get("repetition", "")).startswith("fixed"))
-        out.append(f"! {unstable} case(s) UNSTABLE: the 95% CI stayed wider than the target"
-                   + (f" ({fixed} of them fixed repetitions of a large size)" if fixed else ""))
-        speed = unsteady_note(records)
-        if speed:
-            out.append(speed)
+    fixed = sum(1 for c in records if c.get("unstable") and
+                str(c.get("repetition", "")).startswith("fixed"))
+    out += unstable_lines(records, "the 95% CI stayed wider than the target" + (
+        f" ({fixed} of them fixed repetitions of a large size)" if fixed else ""))
     return out
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbstand.engine.machine_speed import unsteady_note
+from dbstand.engine.machine_speed import unstable_lines
 from dbstand.report.model import (
     Bar,
     BarChart,
@@ -147,12 +147,8 @@ def build(records: list[dict[str, Any]], title: str) -> Report:
                       anchor="chart-percentiles", table_anchor="ab")
     notes = [f"FAILED {r['stack']} on {r['server']}: {r['error']}" for r in rows
              if r["status"] != "ok"]
-    if any(r["unstable"] for r in rows):
-        notes.append("! UNSTABLE: the runs' 95% interval is still wider than the target "
-                     "(--ci) at the cap (--max-runs)")
-        speed = unsteady_note(records)
-        if speed:
-            notes.append(speed)
+    notes += unstable_lines(records, "the runs' 95% interval is still wider than the "
+                                     "target (--ci) at the cap (--max-runs)")
     return Report(title, [Section("", [chart, study_table(rows)]),
                           Section("ApacheBench's tables", [curves, ab_tables(rows)])],
                   notes=notes + path_lines(records, per="request"), caption=CAPTION,

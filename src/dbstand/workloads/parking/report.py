@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbstand.engine.machine_speed import unsteady_note
+from dbstand.engine.machine_speed import unstable_lines
 from dbstand.report.model import (
     Bar,
     BarChart,
@@ -365,14 +365,9 @@ def footnotes(records: list[dict[str, Any]]) -> list[str]:
                      "Compare ratios within a run, never absolute times across machines.")
         lines.append("Each batch starts from re-seeded places (untimed); the conformance "
                      "suite passed before each case was measured.")
-    unstable = sum(1 for r in ok if r.get("unstable"))
-    if unstable:
-        lines.append(f"! {unstable} case(s) UNSTABLE: the batches' 95% CI is wider than the "
-                     "target (--ci) where the case stopped (--max-batches or the time cap; "
-                     "--load seed: --batches)")
-        speed = unsteady_note(records)
-        if speed:
-            lines.append(speed)
+    lines += unstable_lines(ok, "the batches' 95% CI is wider than the target (--ci) where "
+                            "the case stopped (--max-batches or the time cap; --load seed: "
+                            "--batches)")
     return lines
 
 
