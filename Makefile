@@ -12,7 +12,7 @@ NATIVE := $(wildcard native/loadgen/Cargo.toml native/loadgen/Cargo.lock native/
 PHASE := bash $(CURDIR)/scripts/phase.sh
 STARTED := $(shell date +%s)
 # pytest-xdist workers: the tests wait on servers much of the time, so a third worker
-# fills the two cores; timing-sensitive tests are marked `exclusive` and run alone.
+# fills the two cores; timing-sensitive tests are marked `exclusive` and run alone, after.
 # A fourth does not pay: whole warm runs on 2026-11-27, one after the other, took 541 s
 # on 3 workers and 603 s on 4 (the others' waits for exclusive tests: 270 s against 558 s).
 TEST_WORKERS ?= 3
@@ -55,26 +55,30 @@ demo-check:
 ## make test: install what the tests need (Debian packages too), run every test
 # Jobs, each one's output printed whole when it ends: the engine's cargo test from the
 # start; after the Debian packages, the profilers' build (inferno, minutes on a new
-# machine) beside the venv; then the fresh-clone demo check beside ruff and mypy. The demo
-# check reuses the venv's cargo build of the engine's dependencies, so it comes after it
-# (two maturin builds at once in one target folder break each other's wheel). A new
-# machine's apt and pip downloads and the engine's single-threaded LTO link leave a core
-# free for the builds beside them. pytest starts once all are done.
+# machine) beside the venv; then ruff and mypy. A new machine's apt and pip downloads and
+# the engine's single-threaded LTO link leave a core free for the builds beside them.
+# pytest starts once all are done, twice: every test but the `exclusive` ones on the
+# workers (the order of tests/conftest.py's file profile; `make demo` in a fresh clone,
+# tests/test_demo_check.py, is one of them: it reuses the venv's cargo build of the
+# engine's dependencies), then those alone in one process, so no worker waits for them
+# (the lock of tests/conftest.py keeps a plain `pytest -n N` right; here it never waits).
 # The phases' lines are printed again at the end (PHASE_LOG), pass or fail.
 # pytest ends with its 25 slowest phases of a test (setup, call, teardown: a fixture's
 # servers start in a setup) and its slowest files (tests/conftest.py). It runs with
 # bytecode written (__pycache__, ignored by git) whatever the caller's environment says:
 # with PYTHONDONTWRITEBYTECODE set, each of the suite's fresh interpreters (a `dbstand`
 # command, a parking service, a cluster's worker) compiled dbstand's modules again.
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q
 test: export PHASE_LOG := $(CURDIR)/.make-test-phases
 test:
 	@: > $(PHASE_LOG)
 	$(MAKE) --no-print-directory --jobs 4 --output-sync=target cargo-test profilers test-setup
-	@$(PHASE) pytest env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q \
-	    --numprocesses $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations 25; \
-	  status=$$?; \
+	@$(PHASE) pytest $(PYTEST) --numprocesses $(TEST_WORKERS) --dist loadfile \
+	    --no-loadscope-reorder -m "not exclusive" --durations 25; shared=$$?; \
+	  $(PHASE) pytest-exclusive $(PYTEST) -m exclusive --durations 10; alone=$$?; \
 	  echo "phases of this make test:"; cat $(PHASE_LOG); \
-	  echo "phase total (make test): $$(( $$(date +%s) - $(STARTED) )) s"; exit $$status
+	  echo "phase total (make test): $$(( $$(date +%s) - $(STARTED) )) s"; \
+	  exit $$(( shared > alone ? shared : alone ))
 
 # the venv's mysqlclient builds against libmariadb-dev: the Debian packages come first
 test-setup: deps-debian

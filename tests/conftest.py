@@ -165,6 +165,9 @@ _lock_waits = [0.0, 0.0]
 # cache's figures after a whole run: `make test-profile` refreshes it). A file neither
 # knows goes first, in collection order: its cost is unknown.
 _FILE_SECONDS_KEY = "dbstand/file-seconds"
+#: `make test`'s run on the workers: every test but the exclusive ones, which run alone
+#: after it (Makefile)
+SHARED_PHASE = "not exclusive"
 _KEPT_PROFILE = Path(__file__).parent / "file-seconds.json"
 _file_seconds: dict[str, float] = {}
 
@@ -198,13 +201,15 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Keep each file's seconds for the next run's order. A run that stopped early or
     picked tests inside files (-x, -k, -m, FILE::TEST) leaves the figures alone: they
-    would be of part of a file."""
+    would be of part of a file; except `make test`'s workers' run, `-m "not exclusive"`,
+    whose order they are (the exclusive tests run after it, in one process)."""
     config = session.config
     cache = getattr(config, "cache", None)
     if ("PYTEST_XDIST_WORKER" in os.environ or cache is None or not _file_seconds
             or exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
             or session.shouldstop or session.shouldfail
-            or config.getoption("keyword") or config.getoption("markexpr")
+            or config.getoption("keyword")
+            or config.getoption("markexpr") not in ("", SHARED_PHASE)
             or any("::" in arg for arg in config.args)):
         return
     seconds = dict(cache.get(_FILE_SECONDS_KEY, {}))

@@ -1,6 +1,6 @@
 """The README's quick start, command by command, as a new user types it (issue 29).
 
-`make demo` itself runs in `make test`'s demo-check (a fresh clone); here it is held to
+`make demo` itself runs in tests/test_demo_check.py (a fresh clone); here it is held to
 what the later commands need: the `demo` extra it installs brings every stack they
 name. The dbstand commands then run in order: the default suite, a throwaway
 PostgreSQL (`server up`, a real process: the server outlives it), the kv command on
