@@ -83,7 +83,7 @@ test:
 # the venv's mysqlclient builds against libmariadb-dev: the Debian packages come first
 test-setup: deps-debian
 	$(MAKE) --no-print-directory venv
-	$(MAKE) --no-print-directory --output-sync=target demo-check lint
+	$(MAKE) --no-print-directory lint
 
 ## make checks: ruff, mypy and the Rust engine's own tests
 checks: lint cargo-test

@@ -36,14 +36,24 @@ def test_runs_by_count_wait_for_every_answer(test_server: TestServer) -> None:
 
 
 def test_runs_by_count_last_the_minimum_time(test_server: TestServer) -> None:
-    """A fast page's runs: the count comes from the rates seen (not the seed's 4), so
-    each run still lasts at least `min_run_s`."""
+    """A fast page's runs: the count comes from the rates seen (not the seed's 4), 1.1
+    times what `min_run_s` holds at the fastest of them, so a run lasts at least
+    `min_run_s` unless it went faster than that (http_load.py `_run_plan`). The warm-up's
+    short steps carry each run's fixed cost (a new connection per request here), so on
+    a loaded machine a first run can beat them: one make test read runs of 0.415, 0.619
+    and 0.608 s; the rule, not a bare 0.5, is what holds."""
     plan = LoadPlan(connections=2, requests=4, repeats=3, max_repeats=3, min_run_s=0.5,
                     warmup_s=0.4, max_warmup_s=2.0, warmup_step_s=0.2, interval_s=0,
                     keepalive=False, by_count=True, pin=False)
     m = measure(test_server.url("/sleep?ms=100"), plan, test_server.proc.pid)
     assert m["repeats"] == 3 and m["requests"] == m["successes"] > 3 * 4
-    assert all(s >= 0.5 for s in m["run_s"]), m["run_s"]
+    seen = [m["warmup"]["rate"]]
+    for run_s, rate in zip(m["run_s"], m["ops_per_s_runs"], strict=True):
+        # (rates are rounded to 0.1 in the record)
+        assert run_s >= 0.5 or rate >= 1.1 * max(seen) - 0.1, (m["run_s"], seen)
+        seen.append(rate)
+    # and the count follows the rates: a run of the seed's 4 would last 0.2 s
+    assert max(m["run_s"]) >= 0.5, m["run_s"]
 
 
 @pytest.mark.parametrize("by_count", [False, True])
