@@ -332,3 +332,17 @@ def test_killed_worker_fails_the_kv_case(tmp_path: Path) -> None:
     assert second["status"] == "ok", second.get("error")
     pids = [w["pid"] for w in second["cluster"]["per_worker"]]
     assert len(set(pids)) == 2 and victim[0] not in pids
+
+
+def test_a_killed_worker_the_scheduler_still_lists_is_replaced_between_cases() -> None:
+    """Right after a SIGKILL the scheduler may still list the worker (it learns of the
+    loss from the closed connection or a missed heartbeat); `refresh` asks each worker
+    who it is, so the next case gets the nanny's new worker, never the dead one."""
+    with cluster_session("local:2") as s:
+        victim = s.workers[0]
+        os.kill(victim.pid, signal.SIGKILL)
+        s.refresh()
+        assert len(s.workers) == 2
+        assert victim.pid not in {w.pid for w in s.workers}
+        for worker in s.workers:
+            os.kill(worker.pid, 0)  # alive: raises if not

@@ -35,6 +35,8 @@ LOCAL_SETTINGS: dict[str, Any] = {
     "distributed.scheduler.allowed-failures": 0,
 }
 CLOCK_ROUNDS = 3
+#: how long a listed worker may take to answer who it is between cases
+ANSWER_TIMEOUT = "5s"
 POLL_S = 0.25
 #: seconds to leave the cluster (and stop a local one) when the run ends or is stopped
 CLOSE_TIMEOUT_S = 5
@@ -107,9 +109,21 @@ class ClusterSession:
         self.notes: list[str] = []
 
     # --- opening ----------------------------------------------------------------
-    def _pick_workers(self, wanted: int | None) -> list[str]:
+    def _pick_workers(self, wanted: int | None, stale: frozenset[str] = frozenset()
+                      ) -> list[str]:
         info = self.client.scheduler_info(n_workers=-1)["workers"]
-        if wanted:
+        if stale:  # still listed, but gone: wait for as many others (a nanny's restart)
+            assert wanted
+            deadline = time.monotonic() + self.spec.timeout_s
+            while len(set(info) - stale) < wanted:
+                if time.monotonic() > deadline:
+                    raise ClusterError(f"cluster {self.spec.label}: {len(set(info) - stale)} "
+                                       f"live worker(s) after {self.spec.timeout_s:g} s, "
+                                       f"{wanted} wanted")
+                time.sleep(0.1)
+                info = self.client.scheduler_info(n_workers=-1)["workers"]
+            info = {a: w for a, w in info.items() if a not in stale}
+        elif wanted:
             try:
                 self.client.wait_for_workers(wanted, timeout=self.spec.timeout_s)
             except TimeoutError:
@@ -155,11 +169,28 @@ class ClusterSession:
     def refresh(self) -> None:
         """Between cases: if a worker died (and its nanny started a new one, or another
         joined), pick the cluster's workers afresh, as many as before, so one lost
-        worker fails its case and not every case after it."""
+        worker fails its case and not every case after it. A worker is gone when the
+        scheduler no longer lists it, or when it no longer answers as the process this
+        session identified: the scheduler lists a killed worker until it notices the
+        loss, and a case started in that gap failed on it (make test, 2026-11-27)."""
         present = self.present()
-        if all(w.address in present for w in self.workers):
-            return
-        self._identify(self._pick_workers(len(self.workers)))
+        stale = frozenset(w.address for w in self.workers
+                          if w.address not in present or not self._answers_as(w))
+        if stale:
+            self._identify(self._pick_workers(len(self.workers), stale))
+
+    def _answers_as(self, worker: WorkerInfo) -> bool:
+        """Whether the process at the worker's address is still the one identified (a
+        dead one refuses at once, but Dask retries a refused connection for its whole
+        connect timeout, 30 s by default: here ANSWER_TIMEOUT)."""
+        import dask
+
+        try:
+            with dask.config.set({"distributed.comm.timeouts.connect": ANSWER_TIMEOUT}):
+                answer = self.client.run(whoami, workers=[worker.address])
+        except Exception:
+            return False
+        return int(answer.get(worker.address, {}).get("pid", -1)) == worker.pid
 
     def check_alive(self) -> None:
         """Fail, naming it, if any worker of this session is gone."""
