@@ -89,8 +89,7 @@ test-setup: deps-debian
 checks: lint cargo-test
 
 # (cargo without make's jobserver flags: it takes its own jobs, as when run alone; cargo
-# locks target/debug for this build, target/release for the venv's and the demo check's:
-# it runs beside them)
+# locks target/debug for this build, target/release for the venv's: it runs beside it)
 cargo-test:
 	cd native/loadgen && env -u MAKEFLAGS -u MFLAGS $(PHASE) cargo-test cargo test --quiet
 

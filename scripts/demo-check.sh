@@ -13,7 +13,8 @@ started=$(date +%s)
 # the Rust engine's dependencies are reused from this checkout's build, when there is one
 export CARGO_TARGET_DIR="$here/native/loadgen/target"
 # a new user's make: none of the calling make's flags, jobs or variables (make test runs
-# this check as one of two jobs; a VENV=... given to it must not reach the clone's make)
+# this check from a test, under its own make; a VENV=... given there must not reach the
+# clone's make)
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES \
     PKG_CONFIG_LIBDIR="$work/empty-pkgconfig" PKG_CONFIG_PATH="" make demo
 test -s report.html

@@ -147,11 +147,11 @@ def _make_venv(manifest: Manifest, staging: Path, out: object) -> None:
     uv = uv_bin()
     # bytecode at install, as pip writes it: a stack started with PYTHONDONTWRITEBYTECODE
     # set would otherwise compile its imports again at every start
-    for step, args in (("uv venv", ["--python", sys.executable, str(folder)]),
-                       ("uv pip install", ["--compile-bytecode", "--python",
-                                           str(folder / "bin" / "python"), *manifest.pip])):
-        result = subprocess.run([uv, *step.split()[1:], "--quiet", *args],
-                                capture_output=True, text=True)
+    steps = {"uv venv": [uv, "venv", "--quiet", "--python", sys.executable, str(folder)],
+             "uv pip install": [uv, "pip", "install", "--quiet", "--compile-bytecode",
+                                "--python", str(folder / "bin" / "python"), *manifest.pip]}
+    for step, argv in steps.items():
+        result = subprocess.run(argv, capture_output=True, text=True)
         out.write(result.stdout + result.stderr)  # type: ignore[attr-defined]
         if result.returncode != 0:
             raise ServerError(f"stack {manifest.name!r}: {step} failed: "
