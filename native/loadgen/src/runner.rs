@@ -2,7 +2,7 @@
 //! current-thread tokio runtime; a common start instant; exact merge at the end.
 
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
@@ -16,7 +16,7 @@ use crate::series::{self, EncodedInterval, Recorder, SeriesOf};
 use crate::stats::{Failure, Stats};
 use crate::uring;
 use crate::virtual_user::virtual_user;
-use crate::worker::{in_flight, thread_cpu_seconds, Shared};
+use crate::worker::{in_flight, thread_cpu_seconds, RunCounters, Shared};
 
 /// How often a tokio worker looks whether its requests in flight must be given up.
 const CUT_TICK: Duration = Duration::from_millis(20);
@@ -125,7 +125,7 @@ fn worker(
     index: usize,
     cfg: Arc<RunConfig>,
     stop: Arc<AtomicBool>,
-    failures: Arc<AtomicU64>,
+    counters: Arc<RunCounters>,
     gate: Arc<Gate>,
     run_id: Arc<str>,
     mut first: Option<std::net::TcpStream>,
@@ -159,7 +159,7 @@ fn worker(
         cfg.clone(),
         t0,
         stop,
-        failures,
+        counters,
         run_id,
         budget,
         steps,
@@ -277,16 +277,16 @@ pub fn run(
     let cfg = Arc::new(cfg);
     let threads = cfg.threads;
     let stop = Arc::new(AtomicBool::new(false));
-    let failures = Arc::new(AtomicU64::new(0));
+    let counters = Arc::new(RunCounters::default());
     let gate = Arc::new(Gate::default());
     let run_id: Arc<str> = Arc::from(new_run_id());
     let (tx, rx) = mpsc::channel();
     let mut handles = Vec::with_capacity(threads);
     for index in 0..threads {
-        let (cfg, stop, failures, gate_w, run_id, tx) = (
+        let (cfg, stop, counters, gate_w, run_id, tx) = (
             cfg.clone(),
             stop.clone(),
-            failures.clone(),
+            counters.clone(),
             gate.clone(),
             run_id.clone(),
             tx.clone(),
@@ -295,7 +295,7 @@ pub fn run(
         let spawned = thread::Builder::new()
             .name(format!("loadgen-{index}"))
             .spawn(move || {
-                let r = worker(index, cfg, stop, failures, gate_w, run_id, stream);
+                let r = worker(index, cfg, stop, counters, gate_w, run_id, stream);
                 let _ = tx.send(r);
             });
         match spawned {
@@ -348,7 +348,7 @@ pub fn run(
     report.started_unix = started_unix;
     report.failures_exceeded = cfg
         .max_failures
-        .is_some_and(|max| failures.load(Ordering::Relaxed) > max);
+        .is_some_and(|max| counters.failures.load(Ordering::Relaxed) > max);
     Ok(report)
 }
 
@@ -580,6 +580,28 @@ mod tests {
         port
     }
 
+    /// A server that answers every request `delay` after it came.
+    fn slow_server(delay: Duration) -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut s) = stream else { return };
+                thread::spawn(move || {
+                    let mut buf = Vec::new();
+                    while crate::testing::read_head(&mut s, &mut buf).is_some() {
+                        thread::sleep(delay);
+                        let reply = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+                        if s.write_all(reply).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        port
+    }
+
     /// Run `o` on io_uring or epoll: the report, and how long the run took.
     fn run_on(o: &Options, uring: bool) -> (super::Report, Duration) {
         let mut cfg = RunConfig::from_options(o).unwrap();
@@ -647,6 +669,34 @@ mod tests {
                 started.elapsed()
             );
             assert_eq!(r.stats.errors[3], 2, "uring={uring}: the two given up");
+        }
+    }
+
+    /// The answers to the last requests of a timed run are waited for as long as
+    /// twice the slowest answer so far: a server that answers each request in 0.8 s
+    /// is not failed for the second wave, sent at 0.8 s of a 1 s run and answered
+    /// 0.6 s past its end (a fixed `END_GRACE` gave those up as timeouts).
+    #[test]
+    fn a_timed_run_waits_for_answers_as_slow_as_the_run_s_own() {
+        for (uring, rate) in [(true, None), (false, None), (false, Some(5.0))] {
+            let port = slow_server(Duration::from_millis(800));
+            let o = Options {
+                connections: 4,
+                threads: Some(1),
+                requests: None,
+                duration: Some(1.0),
+                timeout: 60.0,
+                rate,
+                ..crate::testing::options(&format!("http://127.0.0.1:{port}/"))
+            };
+            let (r, took) = run_on(&o, uring);
+            let what = format!(
+                "io={} rate={rate:?}: {:?} in {took:?}",
+                r.io, r.stats.errors
+            );
+            assert_eq!(r.stats.errors, [0; 5], "{what}");
+            assert!(r.stats.successes() >= 5, "{what}: {}", r.stats.successes());
+            assert!(took < Duration::from_secs(3), "{what}");
         }
     }
 

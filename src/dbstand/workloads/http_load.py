@@ -13,10 +13,12 @@ repeated until the 95% interval of the mean is within `target_ci_pct`, or a cap
 (`max_repeats`, or `max_time_s` once `repeats` runs are done) marks the case
 unstable. A closed run is timed (as wrk's `-d`), or with `by_count` a number of
 requests sized from the warm-up's rate that ends when every one is answered (as ab's
-`-n`): a timed run gives requests in flight at its end half a second (the engine's
-END_GRACE) and counts the rest as timeouts, which a server that queues C connections
-behind one thread (a latency of C/rate, over 0.5 s at 100 connections below 200
-requests/s) would fail on while answering every request. The `seed` load reproduces a
+`-n`): a timed run waits at its end for the requests in flight as long as twice its
+slowest answer (at least half a second, at most the request timeout: the engine's
+`Shared::end_grace`) and counts the rest as timeouts, so a server that queues C
+connections behind one thread (a latency of C/rate, over 0.5 s at 100 connections
+below 200 requests/s) is not failed for the last requests of a timed warm-up step or
+run. The `seed` load reproduces a
 seed literally: one warm-up request, `repeats` runs of exactly `requests` requests.
 
 Every part runs where the placement table (`modes/pinning.py`) puts it: the generator
