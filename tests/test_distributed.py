@@ -149,6 +149,29 @@ def test_session_workers_listen_on_loopback(session: ClusterSession) -> None:
 
 
 # --- exact merge ---------------------------------------------------------------------
+def test_the_workers_present_are_asked_of_the_scheduler_not_a_cache(
+        session: ClusterSession) -> None:
+    """The client's cached identity is replaced by every update that asks for fewer
+    workers (its own periodic one asks for none): `present` must not read it, or a
+    worker looks gone (a make test failed "worker 0 left the cluster"). Here another
+    thread keeps asking for none, as that update does."""
+    stop = threading.Event()
+
+    def ask_for_none() -> None:
+        while not stop.is_set():
+            session.client.scheduler_info(n_workers=0)
+
+    asker = threading.Thread(target=ask_for_none, daemon=True)
+    asker.start()
+    try:
+        seen = [len(session.present()) for _ in range(300)]
+    finally:
+        stop.set()
+        asker.join(timeout=10)
+    assert seen == [2] * 300, sorted(set(seen))
+    session.check_alive()
+
+
 def test_merged_histogram_is_the_histogram_of_all_samples(session: ClusterSession) -> None:
     """Each worker records its own samples; the merge of what they send equals one
     histogram into which every sample was recorded, bucket by bucket."""

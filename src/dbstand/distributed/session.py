@@ -108,10 +108,19 @@ class ClusterSession:
         self.workers: list[WorkerInfo] = []
         self.notes: list[str] = []
 
+    def _listed(self) -> dict[str, Any]:
+        """The scheduler's workers, by address, asked now. Not `Client.scheduler_info`:
+        it returns the client's cached identity, which the client's own periodic update
+        replaces (every 2 s) with one that lists no workers, so a call that ran beside
+        that update read an empty cluster ("worker 0 left the cluster" in a make test;
+        with the update every 2 ms, 403 of 2,000 calls here)."""
+        identity = self.client.sync(self.client.scheduler.identity, n_workers=-1)
+        return dict(identity["workers"])
+
     # --- opening ----------------------------------------------------------------
     def _pick_workers(self, wanted: int | None, stale: frozenset[str] = frozenset()
                       ) -> list[str]:
-        info = self.client.scheduler_info(n_workers=-1)["workers"]
+        info = self._listed()
         if stale:  # still listed, but gone: wait for as many others (a nanny's restart)
             assert wanted
             deadline = time.monotonic() + self.spec.timeout_s
@@ -121,16 +130,16 @@ class ClusterSession:
                                        f"live worker(s) after {self.spec.timeout_s:g} s, "
                                        f"{wanted} wanted")
                 time.sleep(0.1)
-                info = self.client.scheduler_info(n_workers=-1)["workers"]
+                info = self._listed()
             info = {a: w for a, w in info.items() if a not in stale}
         elif wanted:
             try:
                 self.client.wait_for_workers(wanted, timeout=self.spec.timeout_s)
             except TimeoutError:
-                have = len(self.client.scheduler_info(n_workers=-1)["workers"])
+                have = len(self._listed())
                 raise ClusterError(f"cluster {self.spec.label}: {have} worker(s) after "
                                    f"{self.spec.timeout_s:g} s, {wanted} wanted") from None
-            info = self.client.scheduler_info(n_workers=-1)["workers"]
+            info = self._listed()
         if not info:
             raise ClusterError(f"cluster {self.spec.label} has no workers (start some with "
                                "`dask worker SCHEDULER`)")
@@ -139,7 +148,7 @@ class ClusterSession:
         return ordered[:wanted] if wanted else ordered
 
     def _identify(self, addresses: list[str]) -> None:
-        info = self.client.scheduler_info(n_workers=-1)["workers"]
+        info = self._listed()
         try:
             who = self.client.run(whoami, workers=addresses)
         except Exception as exc:
@@ -164,7 +173,7 @@ class ClusterSession:
     # --- use ----------------------------------------------------------------------
     def present(self) -> set[str]:
         """Addresses of the workers the scheduler knows now."""
-        return set(self.client.scheduler_info(n_workers=-1)["workers"])
+        return set(self._listed())
 
     def refresh(self) -> None:
         """Between cases: if a worker died (and its nanny started a new one, or another
