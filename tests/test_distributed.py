@@ -234,6 +234,15 @@ def test_a_share_past_the_run_s_failures_stops(session: ClusterSession,
     assert server.requests() < 1_000
 
 
+def test_a_run_by_count_lasts_its_least_duration_on_every_worker(
+        session: ClusterSession, server: Server) -> None:
+    load = run_http(session, server.url(), connections=4, requests=8, min_duration_s=0.5)
+    for w in load.workers:  # each worker sends past its share of 4 until 0.5 s
+        assert w.result.elapsed_s >= 0.5 and w.result.requests > 4, w.result
+        assert w.result.successes == w.result.requests
+    assert load.result.requests == sum(w.result.requests for w in load.workers)
+
+
 def test_open_loop_splits_the_rate(session: ClusterSession, server: Server) -> None:
     load = run_http(session, server.url(), connections=4, duration=1.5, rate=400.0)
     assert load.result.mode == "open" and load.result.rate == pytest.approx(400.0)

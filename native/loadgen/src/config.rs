@@ -47,6 +47,9 @@ pub struct Options {
     pub streams: usize,
     /// Stop the run once more requests than this have failed (None: no bound).
     pub max_failures: Option<u64>,
+    /// A run by count: go on sending past `requests` until this many seconds have
+    /// passed (None: stop at the count).
+    pub min_duration: Option<f64>,
 }
 
 /// A validated run.
@@ -76,6 +79,9 @@ pub struct RunConfig {
     /// A run that can no longer pass stops: once more requests than this have failed
     /// (not 2xx, a failed check, a socket error, a timeout), over all threads.
     pub max_failures: Option<u64>,
+    /// A run by count sends at least `requests`, and until this long after its
+    /// start: a run sized from a rate it outran still lasts its least time.
+    pub min_duration: Option<Duration>,
 }
 
 /// A refusal before the run: a bad option or an unreachable target.
@@ -203,6 +209,18 @@ impl RunConfig {
         if o.requests.is_none() && duration.is_none() {
             return invalid("give a number of requests or a duration");
         }
+        let min_duration = match o.min_duration {
+            None => None,
+            Some(_) if o.requests.is_none() || o.rate.is_some() => {
+                return invalid("a least duration is for a closed run by count");
+            }
+            Some(d) if (0.0..=7.0 * 86_400.0).contains(&d) => Some(Duration::from_secs_f64(d)),
+            Some(d) => {
+                return invalid(format!(
+                    "min_duration must be a number of seconds >= 0 (got {d})"
+                ))
+            }
+        };
         let h2 = if o.http2 {
             if !matches!(mode, Mode::Closed) {
                 return invalid("HTTP/2 runs the closed loop only (no rate, no scenario)");
@@ -255,6 +273,7 @@ impl RunConfig {
             scenario_rate,
             interval: Some(series::DEFAULT_INTERVAL),
             max_failures: o.max_failures,
+            min_duration,
         })
     }
 

@@ -98,6 +98,8 @@ fn report_dict<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>>
 /// histogram); 0 keeps no series (`series` is None).
 /// `max_failures`: the run stops once more requests than this have failed (not
 /// 2xx, a failed check, a socket error, a timeout); `failures_exceeded` says so.
+/// `min_duration` (a closed run by count): go on sending past `requests` until
+/// this many seconds after the start; every request sent is answered.
 ///
 /// Raises ValueError for bad options, ConnectionError when nothing answers on
 /// the target port, KeyboardInterrupt when interrupted (the run is stopped at
@@ -107,7 +109,7 @@ fn report_dict<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>>
     url, *, connections, threads=None, requests=None, duration=None, keepalive=true,
     timeout=10.0, method="GET", headers=Vec::new(), body=Vec::new(), rate=None, scenario=None,
     interval=1.0, insecure=false, ca_file=None, tls_resume=true, tls_version=None, sni=None,
-    http2=false, streams=1, max_failures=None,
+    http2=false, streams=1, max_failures=None, min_duration=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
@@ -133,6 +135,7 @@ fn run<'py>(
     http2: bool,
     streams: usize,
     max_failures: Option<u64>,
+    min_duration: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let options = Options {
         url,
@@ -157,6 +160,7 @@ fn run<'py>(
         http2,
         streams,
         max_failures,
+        min_duration,
     };
     let cfg = RunConfig::from_options(&options)
         .and_then(|c| c.with_interval(interval))

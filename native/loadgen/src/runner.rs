@@ -700,6 +700,51 @@ mod tests {
         }
     }
 
+    /// A run by count with a least duration sends past its count until that time
+    /// is up, and every request it sent is answered (io_uring, epoll); without one
+    /// it stops at the count.
+    #[test]
+    fn a_run_by_count_lasts_its_least_duration() {
+        let port = slow_server(Duration::from_millis(20));
+        for uring in [true, false] {
+            let o = Options {
+                connections: 2,
+                threads: Some(1),
+                requests: Some(4),
+                min_duration: Some(0.5),
+                ..crate::testing::options(&format!("http://127.0.0.1:{port}/"))
+            };
+            let (r, took) = run_on(&o, uring);
+            let what = format!("io={}: {} requests in {took:?}", r.io, r.stats.requests());
+            assert!(took >= Duration::from_millis(500), "{what}");
+            assert!(took < Duration::from_secs(2), "{what}");
+            assert!(r.stats.requests() > 10, "{what}");
+            assert_eq!(r.stats.successes(), r.stats.requests(), "{what}");
+            let plain = Options {
+                min_duration: None,
+                ..o
+            };
+            assert_eq!(run_on(&plain, uring).0.stats.requests(), 4);
+        }
+        let bad = |o: Options| match RunConfig::from_options(&o) {
+            Err(crate::config::ConfigError::Invalid(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        let url = format!("http://127.0.0.1:{port}/");
+        let timed = Options {
+            requests: None,
+            duration: Some(1.0),
+            min_duration: Some(0.5),
+            ..crate::testing::options(&url)
+        };
+        assert!(bad(timed).contains("closed run by count"));
+        let negative = Options {
+            min_duration: Some(-1.0),
+            ..crate::testing::options(&url)
+        };
+        assert!(bad(negative).contains("min_duration"));
+    }
+
     /// A run past its bound of failures stops at once and says so: non-2xx answers
     /// (every 10th is a 404) and timeouts (a silent server) both count; a run within
     /// its bound answers every request (io_uring and epoll).

@@ -25,6 +25,7 @@ pub fn options(url: &str) -> Options {
         http2: false,
         streams: 1,
         max_failures: None,
+        min_duration: None,
     }
 }
 

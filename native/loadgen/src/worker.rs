@@ -23,6 +23,8 @@ pub struct Shared {
     pub cfg: Arc<RunConfig>,
     pub t0: Instant,
     pub deadline: Option<Instant>,
+    /// A run by count goes on until then (`cfg.min_duration`).
+    min_until: Option<Instant>,
     pub stop: Arc<AtomicBool>,
     /// What every thread of the run counts together.
     pub counters: Arc<RunCounters>,
@@ -56,6 +58,7 @@ impl Shared {
     ) -> Shared {
         Shared {
             deadline: cfg.duration.map(|d| t0 + d),
+            min_until: cfg.min_duration.map(|d| t0 + d),
             series: cfg.interval.map(|w| RefCell::new(Recorder::new(t0, w))),
             cfg,
             t0,
@@ -76,7 +79,8 @@ impl Shared {
         }
     }
 
-    /// Claim the right to start one more request (or iteration).
+    /// Claim the right to start one more request (or iteration): while the count
+    /// lasts, then (a run by count with a least duration) until that time is up.
     #[inline]
     pub fn take_ticket(&self) -> bool {
         match &self.budget {
@@ -84,7 +88,7 @@ impl Shared {
             Some(b) => {
                 let n = b.get();
                 if n == 0 {
-                    return false;
+                    return self.min_until.is_some_and(|t| Instant::now() < t);
                 }
                 b.set(n - 1);
                 true

@@ -96,12 +96,14 @@ def run_share(url: str, share: HttpShare, duration: float | None, start_wall: fl
                            "worker was busy")
     settings = dict(settings)
     bound = settings.pop("max_failures", None)  # closed runs only (run_http)
+    least = settings.pop("min_duration_s", None)
     if share.rate:
         assert duration is not None
         result = run_open(url, share.rate, duration, share.connections, **settings)
     else:
         result = run_closed(url, share.connections, requests=share.requests,
-                            duration=duration, max_failures=bound, **settings)
+                            duration=duration, max_failures=bound, min_duration_s=least,
+                            **settings)
     return {"result": result.to_dict(), "late_s": late}
 
 
@@ -196,13 +198,15 @@ def run_http(session: ClusterSession, url: str, *, connections: int,
              timeout_s: float = DEFAULT_TIMEOUT_S, threads: int | None = None,
              method: str = "GET", headers: Headers | None = None,
              body: bytes | str = b"", interval_s: float = DEFAULT_INTERVAL_S,
-             max_failures: int | None = None) -> ClusterLoad:
+             max_failures: int | None = None,
+             min_duration_s: float | None = None) -> ClusterLoad:
     """Load `url` from every worker of `session` at once (see module doc). `threads`
     applies per worker; `rate` (open loop) is the total and needs `duration`;
     `interval_s` is each worker's time-series interval (the merge adds them up by
     interval index: the workers start together). `max_failures` (closed loop): each
     worker's run stops once its own failures pass it; they alone already fail the
-    whole run, so no worker stops a run that could pass."""
+    whole run, so no worker stops a run that could pass. `min_duration_s` (a run by
+    `requests`): each worker goes on past its share until then."""
     if rate is not None and duration is None:
         raise UserError("an open loop (--rate) needs a duration")
     shares = plan_shares(len(session.workers), connections, requests, rate)
@@ -212,7 +216,8 @@ def run_http(session: ClusterSession, url: str, *, connections: int,
                 "headers": list(headers.items() if isinstance(headers, Mapping) else
                                 headers or []),
                 "body": body.encode() if isinstance(body, str) else bytes(body),
-                "interval_s": interval_s, "max_failures": max_failures}
+                "interval_s": interval_s, "max_failures": max_failures,
+                "min_duration_s": min_duration_s}
     session.check_alive()
     lead = max(START_LEAD_S, 4 * max(w.rtt_s for w in session.workers))
     start = time.time() + lead

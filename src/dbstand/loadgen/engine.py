@@ -128,11 +128,15 @@ def run_closed(
     http2: bool = False,
     streams: int = 1,
     max_failures: int | None = None,
+    min_duration_s: float | None = None,
 ) -> LoadResult:
     """Closed loop (ab/wrk): each connection sends its next request when the
     previous answer is in. Stops after `requests` in total or `duration` seconds,
-    whichever comes first; requests in flight at the deadline are given half a
-    second, then counted as timeouts (so `duration` bounds the run).
+    whichever comes first; requests in flight at the deadline are waited for as long
+    as twice the run's slowest answer (at least half a second, at most the request
+    timeout), then counted as timeouts (so `duration` bounds the run).
+    `min_duration_s` (a run by `requests`): go on sending past the count until that
+    many seconds after the start; every request sent is answered.
     `timeout_s=0` disables the request timeout; `threads` defaults to half the
     cores (at least 1, at most the connections), the cheapest per request measured.
     `interval_s`: width of the time series' intervals (`result.series`; 0: none).
@@ -145,7 +149,8 @@ def run_closed(
     return _run("closed", url, connections=connections, keepalive=keepalive,
                 timeout_s=timeout_s, requests=requests, duration=duration, threads=threads,
                 interval=interval_s, tls=tls, http2=http2, streams=streams,
-                max_failures=max_failures, **_request(method, headers, body))
+                max_failures=max_failures, min_duration=min_duration_s,
+                **_request(method, headers, body))
 
 
 def run_open(
