@@ -88,7 +88,7 @@ impl Shared {
             Some(b) => {
                 let n = b.get();
                 if n == 0 {
-                    return self.min_until.is_some_and(|t| Instant::now() < t);
+                    return !self.stopped() && self.min_until.is_some_and(|t| Instant::now() < t);
                 }
                 b.set(n - 1);
                 true
