@@ -212,7 +212,7 @@ impl RunConfig {
         let min_duration = match o.min_duration {
             None => None,
             Some(_) if o.requests.is_none() || o.rate.is_some() => {
-                return invalid("a least duration is for a closed run by count");
+                return invalid("min_duration is for a closed run by count (requests, no rate)");
             }
             Some(d) if (0.0..=7.0 * 86_400.0).contains(&d) => Some(Duration::from_secs_f64(d)),
             Some(d) => {
