@@ -33,6 +33,23 @@ class Answer:
     raw: bytes
 
 
+def call_failure(exc: BaseException) -> str:
+    """What a call that got no HTTP answer met, in words a user acts on.
+
+    urllib3 words a dead server's connection many ways (aborted, broken,
+    IncompleteRead, RemoteDisconnected); a reader needs to know first whether it could
+    not connect, timed out or lost the connection, and the library's text after that.
+    """
+    detail = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, (urllib3.exceptions.NewConnectionError, ConnectionRefusedError)):
+        return f"could not connect: refused or unreachable ({detail})"
+    if isinstance(exc, (urllib3.exceptions.TimeoutError, TimeoutError)):
+        return f"no answer in time ({detail})"
+    if isinstance(exc, (urllib3.exceptions.ProtocolError, ConnectionError)):
+        return f"the connection was lost before the answer ended ({detail})"
+    return detail
+
+
 class ParkingClient:
     """GET /<function>?<query> over one kept-alive connection."""
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from dbstand.workloads.parking.suite import ids
 from dbstand.workloads.parking.suite.checks import Checker, SuiteFailure, check_envelope
-from dbstand.workloads.parking.suite.client import ParkingClient
+from dbstand.workloads.parking.suite.client import ParkingClient, call_failure
 
 SUCCESS = "success"
 #: refusals: validation reasons go in status_code under this status
@@ -69,7 +69,7 @@ class Ctx:
             answer = self.client.get(function, query)
         except Exception as exc:  # socket error, timeout: the service failed this call
             raise SuiteFailure(self.scenario, name, "an HTTP answer",
-                               f"{type(exc).__name__}: {exc}") from None
+                               call_failure(exc)) from None
         body = check_envelope(self.scenario, name, answer.http_status, answer.content_type,
                               answer.body)
         check = Checker(self.scenario, name, body)
