@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from dbstand.engine import Benchmark, EngineConfig, run_benchmark
@@ -110,3 +112,31 @@ def test_the_unstable_lines_count_then_explain() -> None:
     assert first == "! 2 case(s) UNSTABLE: the cap was hit"
     assert second.startswith("machine speed: during the 2 UNSTABLE case(s)")
     assert unstable_lines([{"unstable": True}], "why") == ["! 1 case(s) UNSTABLE: why"]
+
+
+def _unstable_case(**fields: Any) -> dict[str, Any]:
+    return {"status": "ok", "unstable": True, "stack": "s", "op": "select", "mode": "sync",
+            "target": "tarantool://127.0.0.1:1", "ops_per_s": 1000.0,
+            "machine_speed": {"cv_pct": 17.5, "r_with_throughput": 0.7,
+                              "runs_for_target": 131, "samples": 20}, **fields}
+
+
+def test_the_kv_and_webtech_reports_use_the_shared_unstable_lines() -> None:
+    """kv and webtech count their UNSTABLE cases in the one shared line (unstable_lines),
+    the machine's speed right under it, as batch, parking and docquery do."""
+    from dbstand.workloads.kv.report import notes as kv_notes
+    from dbstand.workloads.kv.table import table_rows
+    from dbstand.workloads.webtech.report import data_rows
+    from dbstand.workloads.webtech.report import notes as webtech_notes
+
+    kv = [_unstable_case(), _unstable_case(op="insert", unstable=False)]
+    web = [_unstable_case(op="hello", mode="closed:1", load={"target_ci_pct": 3.0})]
+    for lines, why in ((kv_notes(table_rows(kv), kv), "--max-iterations"),
+                       (webtech_notes(data_rows(web), web), "wider than 3% of the mean")):
+        at = next(i for i, line in enumerate(lines) if line.startswith("! 1 case(s) UNSTABLE"))
+        assert why in lines[at]
+        assert lines[at + 1].startswith("machine speed: during the 1 UNSTABLE case(s)")
+        assert "17.5%" in lines[at + 1] and "131 runs" in lines[at + 1]
+    steady = [_unstable_case(unstable=False)]
+    assert not any("UNSTABLE" in line for line in kv_notes(table_rows(steady), steady))
+    assert not any("UNSTABLE" in line for line in webtech_notes(data_rows(steady), steady))

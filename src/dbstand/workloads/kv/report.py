@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbstand.engine.machine_speed import unsteady_note
+from dbstand.engine.machine_speed import unstable_lines
 from dbstand.engine.steadiness import describe as describe_slowdown
 from dbstand.report.model import (
     Bar,
@@ -117,25 +117,19 @@ def notes(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> list[str
     if any(row.get("limit") for row in rows):
         lines.append("LIMIT: a native client (pgbench) on the same table and statements: "
                      "how far the Python stacks are from what the server and network give")
-    unstable = sum(1 for r in rows if r["unstable"])
-    if unstable:
-        lines.append(f"{unstable} case(s) UNSTABLE: their 95% confidence interval stayed "
-                     "wider than the target; rerun on a quieter machine or raise "
-                     "--max-iterations.")
-        why = [f"{case_label(r)} {r.get('op')}: {describe_slowdown(r['slowdown'])}"
-               for r in records if r.get("unstable") and r.get("slowdown")]
-        if why:
-            lines.append("UNSTABLE, where the slower iterations lost their time "
-                         "(docs/machine-speed.md): " + "; ".join(why))
+    lines += unstable_lines(records, "their 95% confidence interval stayed wider than the "
+                            "target; rerun on a quieter machine or raise --max-iterations.")
+    why = [f"{case_label(r)} {r.get('op')}: {describe_slowdown(r['slowdown'])}"
+           for r in records if r.get("unstable") and r.get("slowdown")]
+    if why:
+        lines.append("UNSTABLE, where the slower iterations lost their time "
+                     "(docs/machine-speed.md): " + "; ".join(why))
     for r in records:
         b = bimodal_of(r)
         if b:
             lines.append(f"BIMODAL {case_label(r)} {r.get('op')}: two clusters of "
                          f"iterations, {bimodal_text(b)} ops/s (share of iterations); "
                          "their mean describes neither (client and server placement?)")
-    speed = unsteady_note(records)
-    if speed:
-        lines.append(speed)
     pins = pinning_line(records)
     if pins:
         lines.append(pins)

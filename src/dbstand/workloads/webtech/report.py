@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbstand.engine.machine_speed import unsteady_note
+from dbstand.engine.machine_speed import unstable_lines
 from dbstand.report.model import (
     Bar,
     BarChart,
@@ -176,7 +176,8 @@ def mode_chart(rows: list[dict[str, Any]], mode: str, tests: list[str]) -> BarCh
                     groups, anchor=f"chart-{anchor}", table_anchor=anchor)
 
 
-def notes(rows: list[dict[str, Any]]) -> list[str]:
+def notes(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> list[str]:
+    """Below the tables: failures, open-loop latencies, beaten limits, the UNSTABLE count."""
     out = []
     failed: dict[str, str] = {}
     for r in rows:
@@ -192,17 +193,11 @@ def notes(rows: list[dict[str, Any]]) -> list[str]:
         if r.get("limit_beaten"):
             out.append(f"limit row beaten: {r['stack']} /{r['test']} [{r['mode']}], "
                        f"{r['limit_beaten']}")
-    if any(r["unstable"] for r in rows):
-        targets = sorted({r.get("target_ci_pct") or 5.0 for r in rows if r["unstable"]})
-        out.append("! UNSTABLE: the runs' 95% interval is still wider than "
-                   f"{'/'.join(f'{t:g}' for t in targets)}% of the mean at the cap (more "
-                   "--max-runs, or a quieter machine)")
+    targets = sorted({r.get("target_ci_pct") or 5.0 for r in rows if r["unstable"]})
+    out += unstable_lines(records, "the runs' 95% interval is still wider than "
+                          f"{'/'.join(f'{t:g}' for t in targets)}% of the mean at the cap "
+                          "(more --max-runs, or a quieter machine)")
     return out
-
-
-def _speed(records: list[dict[str, Any]]) -> list[str]:
-    line = unsteady_note(records)
-    return [line] if line else []
 
 
 def build(records: list[dict[str, Any]], title: str) -> Report:
@@ -216,7 +211,7 @@ def build(records: list[dict[str, Any]], title: str) -> Report:
     if (tls := tls_table.section(records)) is not None:
         sections.append(tls)
     return Report(title, sections,
-                  notes=notes(rows) + _speed(records) + path_lines(records, per="request"),
+                  notes=notes(rows, records) + path_lines(records, per="request"),
                   caption=CAPTION, data=rows,
                   data_columns=DATA_COLUMNS,
                   measurements=load_measurements(records, _measurement_name))
