@@ -17,11 +17,12 @@ import javax.servlet.http.HttpServletResponse;
 import javax.sql.DataSource;
 
 /**
- * dbstand's webtech pages as plain javax servlets for Jetty 9, one small class per
+ * dbstand's webtech database and JSON pages as plain servlets, one small class per
  * path, mapped in WEB-INF/web.xml the way a servlet programmer without a framework
- * maps them: the database pages here, the paths without a database in the shared
- * Pages (java/_shared/pages). Jetty has no pool of its own, so the web application
- * opens the MariaDB driver's pool when it starts (JettyPool, java/_shared/jetty).
+ * maps them; the paths without a database are in Pages. Written once for javax.servlet
+ * (Jetty 9); the Tomcat build rewrites the imports to jakarta.servlet. Where the pool
+ * comes from is the one thing the containers do differently: WorldPool, in each
+ * container's shared folder (java/_shared/jetty, java/_shared/tomcat).
  */
 public final class Webtech {
     static final int WORLD_ROWS = 10000;
@@ -43,17 +44,17 @@ public final class Webtech {
             this.countSql = "SELECT COUNT(*) FROM " + table;
         }
 
-        /** The pool the Pool listener opened and the table dbstand made. */
+        /** The container's pool (WorldPool) and the table dbstand made. */
         static World lookup(ServletContext context) throws ServletException {
             String prefix = System.getenv().getOrDefault("DBSTAND_PREFIX", "dbstand_");
             if (!prefix.matches("[A-Za-z0-9_]*")) {
                 throw new ServletException("DBSTAND_PREFIX must be letters, digits and _");
             }
-            DataSource pool = (DataSource) context.getAttribute(JettyPool.ATTRIBUTE);
-            if (pool == null) {
-                throw new ServletException("no database configured (DBSTAND_DB_KIND is not mysql)");
+            try {
+                return new World(WorldPool.lookup(context), prefix + "world");
+            } catch (SQLException exc) {
+                throw new ServletException(exc.getMessage(), exc);
             }
-            return new World(pool, prefix + "world");
         }
 
         String page() throws SQLException {
@@ -83,7 +84,7 @@ public final class Webtech {
         }
     }
 
-    /** /db: two queries per request through the pool. */
+    /** /db: two queries per request through the container's pool. */
     public static class Db extends HttpServlet {
         private World world;
 

@@ -1,1 +1,0 @@
-<%@ page contentType="text/plain;charset=UTF-8" session="false" %>Hello, World!
