@@ -8,6 +8,8 @@
 # jar). No Maven: the libraries (MariaDB Connector/J and Jackson) come from Debian,
 # copied into WEB-INF/lib.
 set -eu
+# shellcheck source=../pages/webapp.sh
+. "$(dirname "$0")/../pages/webapp.sh"
 jsp=""
 if [ "${1:-}" = "--jsp" ]; then jsp=1; shift; fi
 jetty="$(cd "$(dirname "$0")" && pwd)"   # JettyPool.java, WorldPool.java: the pool both Jetty stacks open
@@ -16,12 +18,7 @@ cd "$DBSTAND_STACK_DIR"
 out="$DBSTAND_BUILD_DIR/webapp"
 jars=/usr/share/java
 libs="$jars/mariadb-java-client.jar $jars/jackson-databind.jar $jars/jackson-core.jar $jars/jackson-annotations.jar"
-mkdir -p "$out/WEB-INF/classes" "$out/WEB-INF/lib"
-cp -R webapp/. "$out/"
-if [ -n "$jsp" ]; then
-    mkdir -p "$out/WEB-INF/jsp"
-    cp -R "$shared/jsp/." "$out/WEB-INF/jsp/"
-fi
+lay_out_webapp "$out" "${jsp:+$shared/jsp}"
 # shellcheck disable=SC2046
 javac -J-XX:-UsePerfData --release 17 -encoding UTF-8 -Xlint:all,-serial -Werror \
     -cp "$jars/servlet-api.jar:$(echo $libs | tr ' ' ':')" \

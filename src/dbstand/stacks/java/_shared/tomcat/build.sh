@@ -10,6 +10,8 @@
 # WorldPool) compiled with javac. No Maven: the only library, Jackson, comes from
 # Debian and is copied into WEB-INF/lib.
 set -eu
+# shellcheck source=../pages/webapp.sh
+. "$(dirname "$0")/../pages/webapp.sh"
 jsp=""
 if [ "${1:-}" = "--jsp" ]; then jsp=1; shift; fi
 tomcat="$(cd "$(dirname "$0")" && pwd)"   # WorldPool.java: the pool Tomcat publishes
@@ -23,12 +25,7 @@ cd "$DBSTAND_STACK_DIR"
 cd "${1:-.}"
 out="$DBSTAND_BUILD_DIR/webapp"
 jars=/usr/share/java
-mkdir -p "$out/WEB-INF/classes" "$out/WEB-INF/lib"
-cp -R webapp/. "$out/"
-if [ -n "$jsp" ]; then
-    mkdir -p "$out/WEB-INF/jsp"
-    cp -R "$shared/jsp/." "$out/WEB-INF/jsp/"
-fi
+lay_out_webapp "$out" "${jsp:+$shared/jsp}"
 javac -J-XX:-UsePerfData --release 17 -encoding UTF-8 -Xlint:all,-serial -Werror \
     -cp "/usr/share/tomcat10/lib/servlet-api.jar:$jars/jackson-databind.jar:$jars/jackson-core.jar:$jars/jackson-annotations.jar" \
     -d "$out/WEB-INF/classes" "$jakarta"/*.java "$tomcat/WorldPool.java"
