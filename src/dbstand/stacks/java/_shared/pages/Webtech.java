@@ -84,8 +84,8 @@ public final class Webtech {
         }
     }
 
-    /** /db: two queries per request through the container's pool. */
-    public static class Db extends HttpServlet {
+    /** A servlet of the world table: its pool found once, when the container starts it. */
+    abstract static class WorldServlet extends HttpServlet {
         private World world;
 
         @Override
@@ -93,15 +93,22 @@ public final class Webtech {
             world = World.lookup(getServletContext());
         }
 
-        @Override
-        protected void doGet(HttpServletRequest req, HttpServletResponse resp)
-                throws IOException, ServletException {
-            String body;
+        /** The db page; a failed query is the container's error page (HTTP 500). */
+        String worldPage() throws ServletException {
             try {
-                body = world.page();
+                return world.page();
             } catch (SQLException exc) {
                 throw new ServletException(exc);
             }
+        }
+    }
+
+    /** /db: two queries per request through the container's pool. */
+    public static class Db extends WorldServlet {
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp)
+                throws IOException, ServletException {
+            String body = worldPage();
             resp.setContentType(HTML);
             resp.getWriter().write(body);
         }
@@ -112,16 +119,10 @@ public final class Webtech {
      * One lock guards the entry: requests that arrive while it is refreshed wait for the
      * new page instead of all querying the database at once.
      */
-    public static class Cache extends HttpServlet {
+    public static class Cache extends WorldServlet {
         private final Object lock = new Object();
-        private World world;
         private String body;
         private long freshUntil;
-
-        @Override
-        public void init() throws ServletException {
-            world = World.lookup(getServletContext());
-        }
 
         @Override
         protected void doGet(HttpServletRequest req, HttpServletResponse resp)
@@ -130,11 +131,7 @@ public final class Webtech {
             String page;
             synchronized (lock) {
                 if (body == null || now >= freshUntil) {
-                    try {
-                        body = world.page();
-                    } catch (SQLException exc) {
-                        throw new ServletException(exc);
-                    }
+                    body = worldPage();
                     freshUntil = now + CACHE_TTL_MS;
                 }
                 page = body;
