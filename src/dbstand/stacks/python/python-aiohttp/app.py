@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import time
 from collections.abc import AsyncIterator
 
 import aiomysql
@@ -22,7 +21,7 @@ from aiohttp import web
 HELLO = b"Hello, World"
 
 POOL = web.AppKey("pool", aiomysql.Pool)
-_cache: tuple[float, str] = (0.0, "")  # (monotonic expiry, page): per process
+_cache = wt.PageCache()  # per process
 
 
 async def _pool_ctx(app: web.Application) -> AsyncIterator[None]:
@@ -74,12 +73,7 @@ async def db(request: web.Request) -> web.Response:
 
 async def cache(request: web.Request) -> web.Response:
     """The db page from this process's memory while it is younger than 15 s."""
-    global _cache
-    now = time.monotonic()
-    expiry, page = _cache
-    if now >= expiry:
-        page = await _page(request.app)
-        _cache = (now + wt.CACHE_TTL, page)
+    page = _cache.fresh() or _cache.keep(await _page(request.app))
     return web.Response(text=page, content_type="text/html", headers=wt.cache_headers())
 
 

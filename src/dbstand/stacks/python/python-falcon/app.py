@@ -15,7 +15,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from email.utils import formatdate
 from typing import Any
 
 import falcon
@@ -28,7 +27,7 @@ THREADS = 4
 JSON_BODY = json.dumps({"message": "Hello, World!"}, separators=(",", ":")).encode()
 
 _local = threading.local()
-_cache: tuple[float, str] = (0.0, "")  # (monotonic expiry, page): per process
+_cache = wt.PageCache()  # per process
 
 
 def _connection() -> pymysql.connections.Connection:
@@ -79,15 +78,9 @@ class Db:
 class Cache:
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """The db page from this process's memory while it is younger than 15 s."""
-        global _cache
-        now = time.monotonic()
-        expiry, page = _cache
-        if now >= expiry:
-            page = _page()
-            _cache = (now + wt.CACHE_TTL, page)
+        page = _cache.fresh() or _cache.keep(_page())
         resp.content_type = falcon.MEDIA_HTML
-        resp.cache_control = ["max-age=15"]
-        resp.set_header("Expires", formatdate(time.time() + wt.CACHE_TTL, usegmt=True))
+        resp.set_headers(wt.cache_headers())
         resp.text = page
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
 from collections.abc import Iterator
 
 import pymysql
@@ -18,7 +17,7 @@ from flask import Flask, Response, send_from_directory
 
 app = Flask(__name__)
 _local = threading.local()
-_cache: tuple[float, str] = (0.0, "")  # (monotonic expiry, page): per process
+_cache = wt.PageCache()  # per process
 
 
 def _connection() -> pymysql.connections.Connection:
@@ -68,12 +67,7 @@ def db() -> str:
 @app.get("/cache")
 def cache() -> Response:
     """The db page from this process's memory while it is younger than 15 s."""
-    global _cache
-    now = time.monotonic()
-    expiry, page = _cache
-    if now >= expiry:
-        page = _page()
-        _cache = (now + wt.CACHE_TTL, page)
+    page = _cache.fresh() or _cache.keep(_page())
     return Response(page, mimetype="text/html", headers=wt.cache_headers())
 
 

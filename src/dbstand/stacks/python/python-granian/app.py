@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
-from email.utils import formatdate
 from typing import Any
 
 import aiomysql
@@ -28,7 +26,7 @@ class App:
 
     def __init__(self) -> None:
         self.pool: aiomysql.Pool | None = None
-        self.cache: tuple[float, str] = (0.0, "")  # (monotonic expiry, page)
+        self.cache = wt.PageCache()
         self.routes = {"/file": self.file, "/hello": self.hello, "/loop": self.loop,
                        "/big": self.big, "/db": self.db, "/cache": self.cached,
                        "/json": self.json, "/plaintext": self.plaintext}
@@ -79,14 +77,8 @@ class App:
 
     async def cached(self, proto: Any) -> None:
         """The db page from this process's memory while it is younger than 15 s."""
-        now = time.monotonic()
-        expiry, page = self.cache
-        if now >= expiry:
-            page = await self._page()
-            self.cache = (now + wt.CACHE_TTL, page)
-        proto.response_str(200, [*HTML, ("cache-control", "max-age=15"),
-                                 ("expires", formatdate(time.time() + wt.CACHE_TTL, usegmt=True))],
-                           page)
+        page = self.cache.fresh() or self.cache.keep(await self._page())
+        proto.response_str(200, [*HTML, *wt.cache_headers().items()], page)
 
     async def json(self, proto: Any) -> None:
         proto.response_str(200, JSON, wt.JSON_BODY)

@@ -7,7 +7,6 @@ lifespan of each worker process. Everything comes from the DBSTAND_* environment
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -26,7 +25,7 @@ from starlette.responses import (
 from starlette.routing import Route
 
 _pool: aiomysql.Pool | None = None
-_cache: tuple[float, str] = (0.0, "")  # (monotonic expiry, page): per process
+_cache = wt.PageCache()  # per process
 
 
 @asynccontextmanager
@@ -76,12 +75,7 @@ async def db(request: Request) -> Response:
 
 async def cache(request: Request) -> Response:
     """The db page from this process's memory while it is younger than 15 s."""
-    global _cache
-    now = time.monotonic()
-    expiry, page = _cache
-    if now >= expiry:
-        page = await _page()
-        _cache = (now + wt.CACHE_TTL, page)
+    page = _cache.fresh() or _cache.keep(await _page())
     return HTMLResponse(page, headers=wt.cache_headers())
 
 

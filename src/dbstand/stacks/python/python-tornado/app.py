@@ -11,8 +11,6 @@ import asyncio
 import logging
 import os
 import socket
-import time
-from email.utils import formatdate
 
 import aiomysql
 import uvloop
@@ -20,7 +18,7 @@ import webtech_common as wt
 from tornado import httpserver, netutil, process, web
 
 _pool: aiomysql.Pool | None = None
-_cache: tuple[float, str] = (0.0, "")  # (monotonic expiry, page): per process
+_cache = wt.PageCache()  # per process
 
 
 async def _page() -> str:
@@ -64,14 +62,9 @@ class DbHandler(web.RequestHandler):
 class CacheHandler(web.RequestHandler):
     async def get(self) -> None:
         """The db page from this process's memory while it is younger than 15 s."""
-        global _cache
-        now = time.monotonic()
-        expiry, page = _cache
-        if now >= expiry:
-            page = await _page()
-            _cache = (now + wt.CACHE_TTL, page)
-        self.set_header("Cache-Control", "max-age=15")
-        self.set_header("Expires", formatdate(time.time() + wt.CACHE_TTL, usegmt=True))
+        page = _cache.fresh() or _cache.keep(await _page())
+        for name, value in wt.cache_headers().items():
+            self.set_header(name, value)
         self.write(page)
 
 

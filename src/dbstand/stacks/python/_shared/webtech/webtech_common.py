@@ -1,7 +1,7 @@
 """What every Python webtech stack shares (stacks/python/_shared/webtech, on the
 stacks' PYTHONPATH through their start.sh): the answers of docs/stack-manifest.md's
-webtech table and the database settings from the DBSTAND_* environment. Each stack
-keeps its own framework code: routing, how it writes, pools and caches.
+webtech table, the database settings from the DBSTAND_* environment and the /cache
+page's store. Each stack keeps its own framework code: routing, how it writes, pools.
 """
 
 from __future__ import annotations
@@ -51,6 +51,27 @@ def cache_headers() -> dict[str, str]:
     """The /cache page's freshness: 15 s from now."""
     return {"Cache-Control": "max-age=15",
             "Expires": formatdate(time.time() + CACHE_TTL, usegmt=True)}
+
+
+class PageCache:
+    """The /cache page: the db page kept in this process's memory for CACHE_TTL seconds.
+
+    `fresh()` is the page while it is young enough, else None: the caller queries
+    (sync or async, its own way) and hands the new page to `keep()`. No lock: in an
+    event loop nothing runs between the two calls; in threads two may query at once
+    near expiry, which costs a query, never a wrong page.
+    """
+
+    def __init__(self) -> None:
+        self._expiry = 0.0
+        self._page = ""
+
+    def fresh(self) -> str | None:
+        return self._page if time.monotonic() < self._expiry else None
+
+    def keep(self, page: str) -> str:
+        self._expiry, self._page = time.monotonic() + CACHE_TTL, page
+        return page
 
 
 def page_from(cursor: Any) -> str:
