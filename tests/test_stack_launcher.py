@@ -221,5 +221,5 @@ def test_stacks_share_code_one_way() -> None:
             continue
         for folder in language.iterdir():
             if folder.is_dir() and folder.name != "_shared" and \
-                    folder.name != "__pycache__":
+                    folder.name != "__pycache__" and not folder.name.startswith("."):
                 assert (folder / "stack.toml").exists(), folder
