@@ -1,8 +1,8 @@
 """A call that gets no HTTP answer is reported as what happened to it, in plain words.
 
 Real TCP on 127.0.0.1: a closed port, a server that hangs up mid-answer, one that
-never answers. The fault test (tests/faults) relies on these words when it kills
-the service mid-run.
+never answers (conftest's `silent_port`). test_app_faults.py relies on these words
+when it kills the service mid-run.
 """
 
 from __future__ import annotations
@@ -19,29 +19,23 @@ from dbstand.workloads.parking.suite.client import call_failure
 
 
 @contextmanager
-def _server(reply: bytes | None) -> Iterator[int]:
-    """A one-connection server: reads the request, sends `reply` (None: nothing), hangs up
-    (or, for None, holds the connection until the test ends)."""
+def _hanging_up(reply: bytes) -> Iterator[int]:
+    """A one-connection server: reads the request, sends `reply`, hangs up."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
-    done = threading.Event()
 
     def serve() -> None:
         conn, _ = listener.accept()
         with conn:
             conn.recv(65536)
-            if reply is None:
-                done.wait(10)
-            else:
-                conn.sendall(reply)
+            conn.sendall(reply)
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     try:
         yield listener.getsockname()[1]
     finally:
-        done.set()
         thread.join(10)
         listener.close()
 
@@ -68,7 +62,7 @@ def _closed_port() -> int:
     b"HTTP/1.1 200 OK\r\nContent-Length: 53\r\n\r\n{\"status\":",    # body cut short
 ])
 def test_a_hang_up_mid_answer_is_a_lost_connection(reply: bytes) -> None:
-    with _server(reply) as port:
+    with _hanging_up(reply) as port:
         words = _failure(port)
     assert words.startswith("the connection was lost before the answer ended ("), words
 
@@ -78,7 +72,6 @@ def test_a_closed_port_is_could_not_connect() -> None:
     assert words.startswith("could not connect: refused or unreachable ("), words
 
 
-def test_a_silent_server_is_no_answer_in_time() -> None:
-    with _server(None) as port:
-        words = _failure(port, timeout_s=0.3)
+def test_a_silent_server_is_no_answer_in_time(silent_port: int) -> None:
+    words = _failure(silent_port, timeout_s=0.3)
     assert words.startswith("no answer in time ("), words
